@@ -1,0 +1,1 @@
+"""comparisons: see ../shared/DESIGN.md; filled in by its own issue."""

@@ -1,0 +1,1 @@
+"""dynamics: see ../shared/DESIGN.md; filled in by its own issue."""

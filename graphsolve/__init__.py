@@ -1,0 +1,48 @@
+"""graphsolve: sparse block LDU / LDLᵀ factorization in the order of a graph.
+
+A matrix whose nonzero blocks follow a graph (one dense block per node, off-diagonal blocks on
+edges) is factored leaves-to-root: with zero fill and O(n) work on trees (Baraff 1996;
+Brüdigam & Manchester 2020), with Brüdigam et al.'s reduced fill on graphs with cycles (2023).
+
+Two levels of API::
+
+    x = gs.solve(A, b)                                  # quick path
+    an = gs.analyze(A.graph); F = gs.factorize(A, analysis=an); F.refactor(A2); F.solve(b)
+"""
+
+from . import dense, generators
+from .errors import (
+    GraphError,
+    GraphSolveError,
+    GraphSolveWarning,
+    NonFiniteError,
+    PatternError,
+    ShapeError,
+    SingularBlockError,
+)
+from .factor import Factorization, factorize, factorized, solve
+from .matrix import BlockMatrix, random_block_matrix
+from .ordering import ORDERINGS, Analysis, analyze
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Analysis",
+    "BlockMatrix",
+    "Factorization",
+    "GraphError",
+    "GraphSolveError",
+    "GraphSolveWarning",
+    "NonFiniteError",
+    "ORDERINGS",
+    "PatternError",
+    "ShapeError",
+    "SingularBlockError",
+    "analyze",
+    "dense",
+    "factorize",
+    "factorized",
+    "generators",
+    "random_block_matrix",
+    "solve",
+]

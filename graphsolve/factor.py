@@ -1,0 +1,358 @@
+"""Numeric phase: block LDU / LDLᵀ factorizations on an :class:`~graphsolve.Analysis`.
+
+``factorize`` gathers a :class:`~graphsolve.BlockMatrix` into the flat factor buffers that the
+analysis laid out (one vectorized gather), runs a kernel, and returns a :class:`Factorization`.
+``refactor`` repeats only the numeric part for new values on the same pattern.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from .errors import GraphSolveError, NonFiniteError, PatternError, ShapeError, SingularBlockError
+from .kernels import reference
+from .matrix import BlockMatrix, block_coordinates
+from .ordering import Analysis, analyze
+
+__all__ = ["Factorization", "factorize", "solve", "factorized", "BACKENDS"]
+
+BACKENDS = ("auto", "reference")
+#: Relative tolerance of the symmetry check of ``method="ldlt"``.
+LDLT_SYMMETRY_RTOL = 1e-12
+
+
+class Factorization:
+    """A block LDU (``P A Pᵀ = L D U``) or LDLᵀ (``P A Pᵀ = L D Lᵀ``) factorization.
+
+    Made only by :func:`factorize`. ``P`` is the block permutation of the elimination order:
+    with ``p = F.perm``, ``A[p][:, p] == F.L @ F.D @ F.U`` where ``L`` is unit block-lower
+    triangular, ``D`` block diagonal and ``U`` unit block-upper triangular (``U = Lᵀ`` for
+    LDLᵀ).
+
+    Attributes
+    ----------
+    analysis : Analysis
+    method : {"ldu", "ldlt"}
+    backend : str
+    stats : dict
+        Sizes, fill, flops and the block operations the last (re)factorization executed.
+    """
+
+    def __init__(self, analysis: Analysis, method: str, backend: str):
+        self.analysis = analysis
+        self.method = method
+        self.backend = backend
+        an = analysis
+        self._D = np.zeros(int(an.d_ptr[-1]))
+        self._Dlu = np.zeros_like(self._D)
+        self._piv = np.zeros(an.N, dtype=np.int32)
+        self._L = np.zeros(int(an.fe_ptr[-1]))
+        self._U = np.zeros_like(self._L)
+        self._maps: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}  # layout -> gather map
+        self._valid = False
+        self.stats: dict = {}
+
+    # ------------------------------------------------------------------ numeric phase
+    def refactor(self, A: BlockMatrix) -> Factorization:
+        """Factor new values with the same pattern, reusing the analysis (A is not modified).
+
+        Raises
+        ------
+        PatternError
+            ``A`` has a block outside the analysed graph.
+        ShapeError
+            Different block sizes.
+        NonFiniteError, SingularBlockError
+            As :func:`factorize`; the factorization is then unusable until a successful
+            refactor.
+        """
+        self._valid = False
+        an = self.analysis
+        _check_compatible(A, an)
+        A.check_finite()
+        if self.method == "ldlt" and not A.is_symmetric(LDLT_SYMMETRY_RTOL):
+            raise GraphSolveError(_asymmetry_message(A))
+        n_diag = int(A.diag_ptr[-1])
+        in_upper, dst = self._gather_map(A)
+        off_diag = A.data[n_diag:]
+        self._D[:] = A.data[:n_diag]
+        self._L[:] = 0.0
+        self._U[:] = 0.0
+        self._L[dst[~in_upper]] = off_diag[~in_upper]
+        self._U[dst[in_upper]] = off_diag[in_upper]
+        status, counts = reference.factor(an, self._D, self._Dlu, self._piv, self._L, self._U,
+                                          symmetric=self.method == "ldlt")
+        if status >= 0:
+            raise _singular_error(an, int(an.order[status]))
+        self._valid = True
+        self.stats = {
+            "method": self.method, "ordering": an.ordering, "backend": self.backend,
+            "n_nodes": an.n_nodes, "N": an.N, "fill_pairs": an.n_fill,
+            "factor_nnz": an.factor_nnz if self.method == "ldu"
+            else int(an.d_ptr[-1] + an.fe_ptr[-1]),
+            "flops": an.flops(self.method), "block_ops": counts,
+        }
+        return self
+
+    def _gather_map(self, A: BlockMatrix) -> tuple[np.ndarray, np.ndarray]:
+        """Where every off-diagonal entry of ``A.data`` goes: ``U[dst]`` where ``in_upper``,
+        else ``L[dst]`` (cached per matrix layout)."""
+        key = A.edges.tobytes()
+        if key not in self._maps:
+            an = self.analysis
+            n = an.n_nodes
+            i, j = A.edges[:, 0], A.edges[:, 1]
+            lower = an.position[i] > an.position[j]          # block (i, j) lies in L
+            par, chi = np.where(lower, i, j), np.where(lower, j, i)
+            fe_keys = an.fe_parent * n + an.fe_child
+            sorter = np.argsort(fe_keys)
+            e = sorter[np.searchsorted(fe_keys, par * n + chi, sorter=sorter)]
+            s = A.block_sizes
+            length = s[i] * s[j]
+            starts = np.repeat(an.fe_ptr[e], length)
+            local = np.arange(int(length.sum())) - np.repeat(A.edge_ptr[:-1] - A.edge_ptr[0],
+                                                            length)
+            self._maps[key] = (np.repeat(~lower, length), starts + local)
+        return self._maps[key]
+
+    # ------------------------------------------------------------------ solves
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        """Solve ``A x = b`` for ``b`` of shape ``(N,)`` or ``(N, k)``; returns ``x`` like ``b``.
+
+        Raises
+        ------
+        ShapeError
+            ``b`` has the wrong shape.
+        NonFiniteError
+            ``b`` contains NaN or inf.
+        GraphSolveError
+            The last (re)factorization failed.
+        """
+        if not self._valid:
+            raise GraphSolveError("the factorization is not valid: its last refactor failed")
+        N = self.analysis.N
+        b = np.asarray(b)
+        if b.ndim not in (1, 2) or b.shape[0] != N:
+            raise ShapeError(f"b has shape {b.shape}; expected ({N},) or ({N}, k)")
+        if not np.all(np.isfinite(b)):
+            raise NonFiniteError(f"b contains NaN or inf (first at index "
+                                 f"{np.argwhere(~np.isfinite(b))[0].tolist()})")
+        x = np.array(b, dtype=np.result_type(b.dtype, np.float64), order="C", copy=True)
+        x2 = x.reshape(N, -1)
+        reference.solve(self.analysis, self._Dlu, self._piv, self._L, self._U, x2,
+                        symmetric=self.method == "ldlt")
+        return x
+
+    __call__ = solve
+
+    def aslinearoperator(self) -> spla.LinearOperator:
+        """``A⁻¹`` as a :class:`scipy.sparse.linalg.LinearOperator` (``rmatvec`` for LDLᵀ)."""
+        N = self.analysis.N
+        kwargs = {"rmatvec": self.solve} if self.method == "ldlt" else {}
+        return spla.LinearOperator((N, N), matvec=self.solve, matmat=self.solve, dtype=float,
+                                   **kwargs)
+
+    # ------------------------------------------------------------------ explicit factors
+    @property
+    def perm(self) -> np.ndarray:
+        """Scalar permutation ``p`` with ``A[p][:, p] == L @ D @ U``."""
+        an = self.analysis
+        return np.concatenate([np.arange(an.x_ptr[i], an.x_ptr[i + 1]) for i in an.order])
+
+    def _permuted_offsets(self) -> np.ndarray:
+        an = self.analysis
+        off = np.zeros(an.n_nodes, dtype=np.int64)
+        sizes_in_order = an.block_sizes[an.order]
+        off[an.order] = np.concatenate([[0], np.cumsum(sizes_in_order)[:-1]])
+        return off
+
+    def _triangular(self, which: str) -> sp.csr_array:
+        an = self.analysis
+        s, off = an.block_sizes, self._permuted_offsets()
+        p, c = an.fe_parent, an.fe_child
+        if which == "L" or self.method == "ldlt":
+            rows, cols = block_coordinates(off[p], off[c], s[p], s[c])
+            data = self._L
+            if which == "U":
+                rows, cols = cols, rows
+        else:
+            rows, cols = block_coordinates(off[c], off[p], s[c], s[p])
+            data = self._U
+        eye = np.arange(an.N)
+        return sp.csr_array((np.concatenate([data, np.ones(an.N)]),
+                             (np.concatenate([rows, eye]), np.concatenate([cols, eye]))),
+                            shape=(an.N, an.N))
+
+    @property
+    def L(self) -> sp.csr_array:
+        """Unit block-lower-triangular factor (permuted numbering)."""
+        self._require_valid()
+        return self._triangular("L")
+
+    @property
+    def U(self) -> sp.csr_array:
+        """Unit block-upper-triangular factor (``L.T`` for LDLᵀ)."""
+        self._require_valid()
+        return self._triangular("U")
+
+    @property
+    def D(self) -> sp.csr_array:
+        """Block-diagonal factor (permuted numbering)."""
+        self._require_valid()
+        an = self.analysis
+        s, off = an.block_sizes, self._permuted_offsets()
+        idx = np.arange(an.n_nodes)
+        rows, cols = block_coordinates(off[idx], off[idx], s, s)
+        return sp.csr_array((self._D, (rows, cols)), shape=(an.N, an.N))
+
+    def _require_valid(self) -> None:
+        if not self._valid:
+            raise GraphSolveError("the factorization is not valid: its last refactor failed")
+
+    def __repr__(self) -> str:
+        an = self.analysis
+        return (f"Factorization(method={self.method!r}, ordering={an.ordering!r}, "
+                f"nodes={an.n_nodes}, N={an.N}, fill_pairs={an.n_fill})")
+
+
+# ---------------------------------------------------------------------- functions
+def factorize(A: BlockMatrix, method: str = "auto", ordering="brudigam",
+              analysis: Analysis | None = None, backend: str = "auto",
+              root: int | None = None) -> Factorization:
+    """Factor a block matrix in the order of its graph.
+
+    Parameters
+    ----------
+    A : BlockMatrix
+    method : {"auto", "ldu", "ldlt"}
+        ``"ldu"`` takes any matrix; ``"ldlt"`` requires ``A`` symmetric (to a relative
+        ``1e-12``) and reads its lower triangle; ``"auto"`` picks ``"ldlt"`` for exactly
+        symmetric input and ``"ldu"`` otherwise.
+    ordering : str or sequence of int
+        See :func:`graphsolve.analyze`; ignored when ``analysis`` is given.
+    analysis : Analysis, optional
+        Reuse a symbolic analysis (its graph must contain ``A``'s pattern).
+    backend : {"auto", "reference"}
+        ``"reference"``: the NumPy kernels. ``"auto"`` picks the fastest available (the
+        compiled numba backend is issue #3; until then ``"reference"``).
+    root : int, optional
+        DFS root, see :func:`graphsolve.analyze`.
+
+    Returns
+    -------
+    Factorization
+        With ``A[p][:, p] == L @ D @ U`` (LDU) or ``L @ D @ L.T`` (LDLᵀ), ``p = F.perm``.
+
+    Raises
+    ------
+    SingularBlockError
+        A pivot block is (numerically) singular; ``.node`` names it.
+    PatternError, ShapeError, NonFiniteError, GraphSolveError
+        ``A`` outside the analysed pattern, bad shapes, NaN/inf, ``ldlt`` on an unsymmetric
+        matrix, unknown method or backend.
+
+    References
+    ----------
+    Brüdigam et al. (2023), Alg. 1-4; Brüdigam & Manchester (2020), Alg. 3-4; Baraff (1996),
+    §7 and Appendix A.
+
+    Examples
+    --------
+    >>> import numpy as np, graphsolve as gs
+    >>> A = gs.random_block_matrix(gs.generators.ladder(8), "unsymmetric", block_size=3)
+    >>> F = gs.factorize(A)
+    >>> b = np.arange(A.shape[0], dtype=float)
+    >>> bool(np.allclose(A.to_scipy() @ F.solve(b), b))
+    True
+    >>> p = F.perm
+    >>> bool(np.allclose(A.to_dense()[p][:, p], (F.L @ F.D @ F.U).toarray()))
+    True
+    """
+    if not isinstance(A, BlockMatrix):
+        raise GraphSolveError(f"factorize expects a BlockMatrix, got {type(A).__name__}; wrap "
+                              "a scipy matrix with BlockMatrix.from_scipy(S, block_sizes)")
+    if method not in ("auto", "ldu", "ldlt"):
+        raise GraphSolveError(f'unknown method {method!r}; expected "auto", "ldu" or "ldlt"')
+    if backend not in BACKENDS:
+        raise GraphSolveError(f"unknown or unavailable backend {backend!r}; available: "
+                              f"{BACKENDS} (the compiled backend is issue #3)")
+    A.check_finite()
+    if method == "auto":
+        method = "ldlt" if A.is_symmetric() else "ldu"
+    if analysis is None:
+        analysis = analyze(A, ordering, root=root)
+    return Factorization(analysis, method, "reference").refactor(A)
+
+
+def solve(A: BlockMatrix, b: np.ndarray, **kwargs) -> np.ndarray:
+    """One-shot ``A x = b``: :func:`factorize` (same keywords) then ``solve``.
+
+    Examples
+    --------
+    >>> import numpy as np, graphsolve as gs
+    >>> A = gs.random_block_matrix(gs.generators.net(3), "spd", block_size=2)
+    >>> x = gs.solve(A, np.ones(18))
+    >>> bool(np.allclose(A.to_scipy() @ x, 1.0))
+    True
+    """
+    return factorize(A, **kwargs).solve(b)
+
+
+def factorized(S, block_sizes, graph=None, **kwargs) -> Callable[[np.ndarray], np.ndarray]:
+    """``scipy.sparse.linalg.factorized`` look-alike: factor ``S`` once, return ``solve(b)``.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp, graphsolve as gs
+    >>> S = sp.diags([-1.0, 4.0, -1.0], [-1, 0, 1], shape=(6, 6))
+    >>> solve = gs.factorized(S, [2, 2, 2])
+    >>> bool(np.allclose(S @ solve(np.ones(6)), 1.0))
+    True
+    """
+    return factorize(BlockMatrix.from_scipy(S, block_sizes, graph), **kwargs).solve
+
+
+# ---------------------------------------------------------------------- helpers
+def _check_compatible(A: BlockMatrix, an: Analysis) -> None:
+    if not isinstance(A, BlockMatrix):
+        raise GraphSolveError(f"expected a BlockMatrix, got {type(A).__name__}")
+    if A.n_nodes != an.n_nodes or not np.array_equal(A.block_sizes, an.block_sizes):
+        bad = (np.flatnonzero(A.block_sizes != an.block_sizes)[:1].tolist()
+               if A.n_nodes == an.n_nodes else [])
+        raise ShapeError(f"matrix has {A.n_nodes} nodes with block sizes differing from the "
+                         f"analysis ({an.n_nodes} nodes)"
+                         + (f"; first at node {bad[0]}" if bad else ""))
+    for u, v in A.graph.edges:
+        if not an.graph.has_edge(u, v):
+            raise PatternError(f"block ({u}, {v}) is not in the analysed pattern: the analysis "
+                               "has no edge there; analyze the new graph", (u, v))
+
+
+def _singular_error(an: Analysis, node: int) -> SingularBlockError:
+    role = an.graph.nodes[node].get("role")
+    hint = ""
+    if node in an.zero_diagonal and an.ordering in ("natural", "given"):
+        hint = ("; it has a zero diagonal block and the ordering eliminates it before its "
+                "neighbours: use ordering='brudigam'")
+    return SingularBlockError(
+        f"pivot block of node {node} (size {int(an.block_sizes[node])}"
+        + (f", role {role}" if role else "") + f", position {int(an.position[node])} of "
+        f"{an.n_nodes} in the {an.ordering!r} order) is singular" + hint, node=node)
+
+
+def _asymmetry_message(A: BlockMatrix) -> str:
+    t = A.transpose_index()
+    diff = np.abs(A.data - A.data[t])
+    k = int(np.argmax(diff))
+    if k < A.diag_ptr[-1]:
+        i = int(np.searchsorted(A.diag_ptr, k, side="right") - 1)
+        blk = (i, i)
+    else:
+        e = int(np.searchsorted(A.edge_ptr, k, side="right") - 1)
+        blk = tuple(int(v) for v in A.edges[e])
+    return (f"method='ldlt' needs a symmetric matrix; block {blk} differs from the transpose "
+            f"of block {blk[::-1]} by {diff[k]:.3g}; use method='ldu'")

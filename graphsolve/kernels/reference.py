@@ -1,0 +1,127 @@
+"""Reference numeric kernels: readable NumPy, one block at a time, following the papers.
+
+The kernels work on flat ``float64`` buffers laid out by :class:`graphsolve.Analysis`:
+
+* ``D`` (``d_ptr``, by node): on entry the diagonal blocks of ``A``; on exit the pivots ``D_i``.
+* ``Dlu``, ``piv`` (``d_ptr``, ``x_ptr``): LU factors of every pivot block with partial pivoting
+  inside the block (LAPACK ``getrf`` convention, 0-based row swaps).
+* ``L``, ``U`` (``fe_ptr``, by filled edge ``e`` = (parent ``i``, child ``c``)): on entry
+  ``A[i, c]`` and ``A[c, i]`` (zero for fill), on exit ``L[i, c]`` and ``U[c, i]``.
+
+so that ``A[p][:, p] = L D U`` with unit block-triangular ``L`` and ``U``. The compiled kernels
+of issue #3 keep these signatures. Kernels never raise for numerical trouble: they return a
+status, the position in the elimination order of the first singular pivot (``-1`` if none), and
+the Python layer turns it into :class:`~graphsolve.SingularBlockError`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+
+__all__ = ["factor", "solve", "pivot_is_singular", "PIVOT_RTOL"]
+
+#: A pivot block ``P`` of size ``s`` counts as singular when the smallest ``|u_kk|`` of its LU
+#: factors is at most ``PIVOT_RTOL * s * max|P|`` (or anything is non-finite).
+PIVOT_RTOL = 10 * np.finfo(float).eps
+
+
+def pivot_is_singular(P: np.ndarray, lu: np.ndarray) -> bool:
+    """The singularity rule shared by all kernels (see :data:`PIVOT_RTOL`)."""
+    if not (np.all(np.isfinite(P)) and np.all(np.isfinite(lu))):
+        return True
+    scale = np.max(np.abs(P)) if P.size else 0.0
+    return bool(np.min(np.abs(np.diag(lu))) <= PIVOT_RTOL * P.shape[0] * scale)
+
+
+def _blk(buf, ptr, k, rows, cols):
+    return buf[ptr[k]:ptr[k + 1]].reshape(rows, cols)
+
+
+def factor(an, D, Dlu, piv, L, U, symmetric: bool) -> tuple[int, dict]:
+    """In-place sparse block LDU (or LDLᵀ with ``symmetric``) factorization.
+
+    For every node ``i`` in elimination order (Brüdigam et al. 2023, Alg. 3; Alg. 1 on trees):
+    for every child ``c1`` (in elimination order) first subtract the contributions of earlier
+    children ``c2`` of both ``i`` and ``c1`` (lines 8-15, empty on trees), then scale
+    ``L[i,c1] = T D_c1⁻¹``, ``U[c1,i] = D_c1⁻¹ S`` and update ``D_i -= T D_c1⁻¹ S``
+    (lines 18-20); finally factor the pivot ``D_i``. With ``symmetric`` the ``U`` buffer is not
+    touched (``U = Lᵀ``).
+
+    Returns
+    -------
+    status : int
+        Position of the first singular pivot in the elimination order, or -1.
+    counts : dict
+        Executed block operations: ``pivots``, ``scalings``, ``updates`` (triples).
+    """
+    s = an.block_sizes
+    order, d_ptr, x_ptr, fe_ptr = an.order, an.d_ptr, an.x_ptr, an.fe_ptr
+    fe_child = an.fe_child
+    counts = {"pivots": 0, "scalings": 0, "updates": 0}
+    for k, i in enumerate(order):
+        si = s[i]
+        Di = _blk(D, d_ptr, i, si, si)
+        for e in range(an.child_ptr[k], an.child_ptr[k + 1]):
+            c1 = fe_child[e]
+            sc = s[c1]
+            T = _blk(L, fe_ptr, e, si, sc)          # A[i,c1] -> L[i,c1] D_c1
+            S = None if symmetric else _blk(U, fe_ptr, e, sc, si)
+            for t in range(an.sched_ptr[e], an.sched_ptr[e + 1]):
+                e_ic2, e_c1c2 = an.sched_ic2[t], an.sched_c1c2[t]
+                c2 = fe_child[e_ic2]
+                Dc2 = _blk(D, d_ptr, c2, s[c2], s[c2])
+                L_ic2 = _blk(L, fe_ptr, e_ic2, si, s[c2])
+                L_c1c2 = _blk(L, fe_ptr, e_c1c2, sc, s[c2])
+                if symmetric:                        # T -= L_ic2 D_c2 L_c1c2ᵀ
+                    T -= L_ic2 @ Dc2 @ L_c1c2.T
+                else:                                # lines 14-15
+                    T -= L_ic2 @ Dc2 @ _blk(U, fe_ptr, e_c1c2, s[c2], sc)
+                    S -= L_c1c2 @ Dc2 @ _blk(U, fe_ptr, e_ic2, s[c2], si)
+                counts["updates"] += 1
+            lu_c = (_blk(Dlu, d_ptr, c1, sc, sc), piv[x_ptr[c1]:x_ptr[c1 + 1]])
+            if symmetric:
+                Linv = sla.lu_solve(lu_c, T.T, trans=1, check_finite=False).T  # T D⁻¹ (D = Dᵀ)
+                Di -= Linv @ T.T
+                T[...] = Linv
+            else:
+                Uinv = sla.lu_solve(lu_c, S, check_finite=False)          # D⁻¹ S
+                Di -= T @ Uinv
+                T[...] = sla.lu_solve(lu_c, T.T, trans=1, check_finite=False).T
+                S[...] = Uinv
+            counts["scalings"] += 1
+        if symmetric:
+            Di[...] = 0.5 * (Di + Di.T)
+        lu, p = sla.lu_factor(Di, check_finite=False, overwrite_a=False) \
+            if np.all(np.isfinite(Di)) else (np.full_like(Di, np.nan), np.arange(si))
+        counts["pivots"] += 1
+        if pivot_is_singular(Di, lu):
+            return k, counts
+        _blk(Dlu, d_ptr, i, si, si)[...] = lu
+        piv[x_ptr[i]:x_ptr[i + 1]] = p
+    return -1, counts
+
+
+def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
+    """In-place block back-substitution (Brüdigam et al. 2023, Alg. 4) on ``x`` of shape
+    ``(N, k)`` in node numbering: forward with ``L`` over children, block solves with ``D``, and
+    backward with ``U`` (``Lᵀ`` when ``symmetric``) over all parents."""
+    s = an.block_sizes
+    order, x_ptr, fe_ptr = an.order, an.x_ptr, an.fe_ptr
+    for k, i in enumerate(order):                    # lines 1-6
+        xi = x[x_ptr[i]:x_ptr[i + 1]]
+        for e in range(an.child_ptr[k], an.child_ptr[k + 1]):
+            c = an.fe_child[e]
+            xi -= _blk(L, fe_ptr, e, s[i], s[c]) @ x[x_ptr[c]:x_ptr[c + 1]]
+    for k in range(len(order) - 1, -1, -1):          # lines 7-12
+        i = order[k]
+        si = s[i]
+        xi = x[x_ptr[i]:x_ptr[i + 1]]
+        lu = (_blk(Dlu, an.d_ptr, i, si, si), piv[x_ptr[i]:x_ptr[i + 1]])
+        xi[...] = sla.lu_solve(lu, xi, check_finite=False)
+        for t in range(an.parent_ptr[k], an.parent_ptr[k + 1]):
+            e = an.parent_edges[t]
+            p = an.fe_parent[e]
+            Uip = (_blk(L, fe_ptr, e, s[p], si).T if symmetric
+                   else _blk(U, fe_ptr, e, si, s[p]))
+            xi -= Uip @ x[x_ptr[p]:x_ptr[p + 1]]

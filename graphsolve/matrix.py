@@ -1,0 +1,411 @@
+"""BlockMatrix: a square matrix whose nonzero blocks follow a graph.
+
+Storage is one flat ``float64`` buffer: first the diagonal blocks in node order, then the
+off-diagonal blocks of every *directed* edge ``(i, j)`` (both directions of each graph edge),
+sorted by ``(i, j)``; every block is stored row-major. Two matrices on the same graph with the same
+block sizes therefore share one layout, which is what lets :func:`graphsolve.factorize` move their
+values into a factor buffer with a single vectorized gather.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import networkx as nx
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import GraphError, NonFiniteError, PatternError, ShapeError
+from .graph import block_offsets, check_graph, resolve_block_sizes
+
+__all__ = ["BlockMatrix", "random_block_matrix", "block_coordinates"]
+
+
+def block_coordinates(row0: np.ndarray, col0: np.ndarray, nrows: np.ndarray,
+                      ncols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Global ``(row, col)`` of every entry of blocks stored one after another, row-major.
+
+    Block ``b`` has top-left corner ``(row0[b], col0[b])`` and shape ``(nrows[b], ncols[b])``.
+    """
+    counts = np.asarray(nrows, dtype=np.int64) * np.asarray(ncols, dtype=np.int64)
+    starts = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    bid = np.repeat(np.arange(counts.size), counts)
+    local = np.arange(starts[-1]) - starts[:-1][bid]
+    nc = np.asarray(ncols, dtype=np.int64)[bid]
+    return np.asarray(row0)[bid] + local // nc, np.asarray(col0)[bid] + local % nc
+
+
+class BlockMatrix:
+    """A square block matrix on a graph (one dense block per node, two per edge).
+
+    Build one with :meth:`from_scipy`, :meth:`from_blocks` or :func:`random_block_matrix`; the
+    constructor itself is internal.
+
+    Attributes
+    ----------
+    graph : networkx.Graph
+        The block graph (nodes ``0..n-1``, node attributes kept). Its graph attribute
+        ``"zero_diagonal"`` lists nodes whose diagonal block is zero.
+    block_sizes : ndarray of int64, shape (n,)
+    offsets : ndarray of int64, shape (n + 1,)
+        Rows of node ``i`` are ``offsets[i]:offsets[i + 1]``.
+    data : ndarray of float64
+        The flat block buffer (see the module docstring).
+    shape : tuple[int, int]
+
+    Examples
+    --------
+    >>> import numpy as np, networkx as nx, graphsolve as gs
+    >>> A = gs.BlockMatrix.from_blocks(nx.path_graph(2), [np.eye(2), 3 * np.eye(1)],
+    ...                                {(0, 1): np.ones((2, 1))})
+    >>> A.to_dense()
+    array([[1., 0., 1.],
+           [0., 1., 1.],
+           [1., 1., 3.]])
+    >>> A.is_symmetric()
+    True
+    """
+
+    def __init__(self, graph: nx.Graph, block_sizes: np.ndarray, data: np.ndarray | None = None):
+        n = check_graph(graph)
+        self.graph = graph
+        self.block_sizes = np.asarray(block_sizes, dtype=np.int64)
+        if self.block_sizes.shape != (n,):
+            raise ShapeError(f"{self.block_sizes.size} block sizes for a graph of {n} nodes")
+        self.offsets = block_offsets(self.block_sizes)
+        N = int(self.offsets[-1])
+        self.shape = (N, N)
+        edges = np.array(sorted(graph.edges), dtype=np.int64).reshape(-1, 2)
+        directed = np.concatenate([edges, edges[:, ::-1]])
+        directed = directed[np.lexsort((directed[:, 1], directed[:, 0]))]
+        self.edges = directed                       # (m, 2) directed pairs, sorted
+        self._edge_keys = directed[:, 0] * n + directed[:, 1]
+        s = self.block_sizes
+        self.diag_ptr = block_offsets(s * s)
+        self.edge_ptr = self.diag_ptr[-1] + block_offsets(s[directed[:, 0]] * s[directed[:, 1]])
+        size = int(self.edge_ptr[-1])
+        if data is None:
+            data = np.zeros(size)
+        elif data.shape != (size,):
+            raise ShapeError(f"flat data has shape {data.shape}, layout needs ({size},)")
+        self.data = data
+        graph.graph["zero_diagonal"] = self._zero_diagonal()
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_scipy(cls, S, block_sizes: Sequence[int] | int, graph: nx.Graph | None = None
+                   ) -> BlockMatrix:
+        """Partition a square sparse (or dense) matrix into blocks.
+
+        Parameters
+        ----------
+        S : scipy.sparse matrix/array or ndarray, shape (N, N)
+        block_sizes : sequence of int (one per node, summing to N), or int (equal blocks)
+        graph : networkx.Graph, optional
+            The block graph. If None it is inferred from the nonzero blocks of ``S``. If given,
+            every nonzero off-diagonal block must lie on an edge.
+
+        Raises
+        ------
+        ShapeError
+            ``S`` not square, or block sizes not summing to N.
+        PatternError
+            A nonzero block ``(i, j)`` with ``(i, j)`` not an edge of ``graph``.
+        """
+        S = sp.coo_array(S) if not sp.issparse(S) else sp.coo_array(S.tocoo())
+        if S.ndim != 2 or S.shape[0] != S.shape[1]:
+            raise ShapeError(f"matrix must be square, got shape {S.shape}")
+        N = S.shape[0]
+        if np.isscalar(block_sizes):
+            b = int(block_sizes)
+            if b < 1 or N % b:
+                raise ShapeError(f"block size {block_sizes} does not divide N = {N}")
+            sizes = np.full(N // b, b, dtype=np.int64)
+        else:
+            sizes = np.asarray(list(block_sizes), dtype=np.int64)
+        if sizes.size == 0 or np.any(sizes < 1):
+            raise ShapeError(f"block sizes must be positive integers, got {sizes.tolist()}")
+        if sizes.sum() != N:
+            raise ShapeError(f"block sizes sum to {int(sizes.sum())} but the matrix has N = {N}")
+        S.sum_duplicates()
+        keep = S.data != 0
+        rows, cols, vals = S.row[keep].astype(np.int64), S.col[keep].astype(np.int64), S.data[keep]
+        off = block_offsets(sizes)
+        bi = np.searchsorted(off, rows, side="right") - 1
+        bj = np.searchsorted(off, cols, side="right") - 1
+        n = sizes.size
+        if graph is None:
+            graph = nx.Graph()
+            graph.add_nodes_from(range(n))
+            pairs = np.unique(np.sort(np.stack([bi, bj], 1)[bi != bj], axis=1), axis=0)
+            graph.add_edges_from(map(tuple, pairs.tolist()))
+        else:
+            if check_graph(graph) != n:
+                raise ShapeError(f"{n} block sizes but the graph has {graph.number_of_nodes()} "
+                                 "nodes")
+            graph = graph.copy()
+            for i, s in graph.nodes(data="size"):
+                if s is not None and s != sizes[i]:
+                    raise ShapeError(f"node {i} has size attribute {s} but block size {sizes[i]}")
+        A = cls(graph, sizes)
+        A._scatter(bi, bj, rows - off[bi], cols - off[bj], vals)
+        A.graph.graph["zero_diagonal"] = A._zero_diagonal()
+        return A
+
+    @classmethod
+    def from_blocks(cls, graph: nx.Graph, diagonal: Sequence[np.ndarray] | Mapping,
+                    off_diagonal: Mapping[tuple[int, int], np.ndarray] | None = None
+                    ) -> BlockMatrix:
+        """Assemble a matrix from its blocks.
+
+        Parameters
+        ----------
+        graph : networkx.Graph
+            Nodes ``0..n-1``.
+        diagonal : sequence or mapping of 2-D arrays
+            Diagonal block of every node, shape ``(s_i, s_i)``; the block sizes are read from
+            these shapes (and must agree with a node attribute ``size`` where present).
+        off_diagonal : mapping ``(i, j) -> array`` of shape ``(s_i, s_j)``, optional
+            Blocks on edges. If only one direction of an edge is given, the other is its
+            transpose (pass both for unsymmetric values); edges with no block are zero.
+
+        Raises
+        ------
+        PatternError
+            A block ``(i, j)`` whose nodes are not joined by an edge.
+        ShapeError
+            A non-square diagonal block or an off-diagonal block of the wrong shape.
+        """
+        n = check_graph(graph)
+        diag = [diagonal[i] for i in range(n)] if isinstance(diagonal, Mapping) else list(diagonal)
+        if len(diag) != n:
+            raise ShapeError(f"{len(diag)} diagonal blocks for a graph of {n} nodes")
+        diag = [np.atleast_2d(np.asarray(d, dtype=float)) for d in diag]
+        for i, d in enumerate(diag):
+            if d.ndim != 2 or d.shape[0] != d.shape[1]:
+                raise ShapeError(f"diagonal block of node {i} is not square: shape {d.shape}")
+        sizes = np.array([d.shape[0] for d in diag], dtype=np.int64)
+        attr = resolve_block_sizes(graph, sizes)
+        if not np.array_equal(attr, sizes):
+            i = int(np.flatnonzero(attr != sizes)[0])
+            raise ShapeError(f"node {i}: size attribute {attr[i]} but diagonal block {sizes[i]}")
+        A = cls(graph.copy(), sizes)
+        for i, d in enumerate(diag):
+            A.block(i, i)[...] = d
+        given = dict(off_diagonal or {})
+        for (i, j), blk in given.items():
+            blk = np.asarray(blk, dtype=float)
+            if i == j or not graph.has_edge(i, j):
+                raise PatternError(f"block ({i}, {j}) is not on an edge of the graph", (i, j))
+            if blk.shape != (sizes[i], sizes[j]):
+                raise ShapeError(f"block ({i}, {j}) has shape {blk.shape}, expected "
+                                 f"({sizes[i]}, {sizes[j]})")
+            A.block(i, j)[...] = blk
+            if (j, i) not in given:
+                A.block(j, i)[...] = blk.T
+        A.graph.graph["zero_diagonal"] = A._zero_diagonal()
+        return A
+
+    # ------------------------------------------------------------------ access
+    @property
+    def n_nodes(self) -> int:
+        return int(self.block_sizes.size)
+
+    def edge_index(self, i: int, j: int) -> int:
+        """Index of the directed edge ``(i, j)`` in :attr:`edges`; PatternError if absent."""
+        key = i * self.n_nodes + j
+        k = int(np.searchsorted(self._edge_keys, key))
+        if k == self._edge_keys.size or self._edge_keys[k] != key:
+            raise PatternError(f"block ({i}, {j}) is not on an edge of the graph", (i, j))
+        return k
+
+    def block(self, i: int, j: int) -> np.ndarray:
+        """A writable view of block ``(i, j)``, shape ``(s_i, s_j)``."""
+        si, sj = int(self.block_sizes[i]), int(self.block_sizes[j])
+        if i == j:
+            start = self.diag_ptr[i]
+        else:
+            start = self.edge_ptr[self.edge_index(i, j)]
+        return self.data[start:start + si * sj].reshape(si, sj)
+
+    def copy(self) -> BlockMatrix:
+        return BlockMatrix(self.graph.copy(), self.block_sizes.copy(), self.data.copy())
+
+    def with_data(self, data: np.ndarray) -> BlockMatrix:
+        """A matrix on the same graph and layout holding ``data`` (not copied)."""
+        return BlockMatrix(self.graph.copy(), self.block_sizes, np.asarray(data, dtype=float))
+
+    # ------------------------------------------------------------------ conversion
+    def _entry_coordinates(self) -> tuple[np.ndarray, np.ndarray]:
+        """Global (row, col) of every entry of :attr:`data`, vectorized."""
+        n = self.n_nodes
+        brow = np.concatenate([np.arange(n), self.edges[:, 0]])
+        bcol = np.concatenate([np.arange(n), self.edges[:, 1]])
+        s, off = self.block_sizes, self.offsets
+        return block_coordinates(off[brow], off[bcol], s[brow], s[bcol])
+
+    def to_scipy(self) -> sp.csr_array:
+        """The matrix as ``scipy.sparse.csr_array`` (stored zeros of blocks dropped)."""
+        rows, cols = self._entry_coordinates()
+        nz = self.data != 0
+        return sp.csr_array((self.data[nz], (rows[nz], cols[nz])), shape=self.shape)
+
+    def to_dense(self) -> np.ndarray:
+        """The matrix as a dense ``ndarray``."""
+        out = np.zeros(self.shape)
+        rows, cols = self._entry_coordinates()
+        out[rows, cols] = self.data
+        return out
+
+    def transpose_index(self) -> np.ndarray:
+        """``t`` with ``data[t]`` the flat data of the transposed matrix (same layout)."""
+        rows, cols = self._entry_coordinates()
+        order = np.lexsort((cols, rows))             # position of every (row, col)
+        key_sorted = rows[order] * self.shape[0] + cols[order]
+        tkey = cols * self.shape[0] + rows
+        return order[np.searchsorted(key_sorted, tkey)]
+
+    def is_symmetric(self, rtol: float = 0.0) -> bool:
+        """True if ``A == A.T`` up to ``rtol * max|A|`` (exactly, by default)."""
+        d = self.data
+        scale = np.max(np.abs(d)) if d.size else 0.0
+        return bool(np.all(np.abs(d - d[self.transpose_index()]) <= rtol * scale))
+
+    def check_finite(self) -> None:
+        """Raise :class:`NonFiniteError` naming the first block holding NaN or inf."""
+        bad = np.flatnonzero(~np.isfinite(self.data))
+        if bad.size:
+            k = int(bad[0])
+            if k < self.diag_ptr[-1]:
+                i = int(np.searchsorted(self.diag_ptr, k, side="right") - 1)
+                blk = (i, i)
+            else:
+                e = int(np.searchsorted(self.edge_ptr, k, side="right") - 1)
+                blk = tuple(int(v) for v in self.edges[e])
+            raise NonFiniteError(f"matrix block {blk} contains {self.data[k]} (NaN/inf)")
+
+    def __repr__(self) -> str:
+        return (f"BlockMatrix(n_nodes={self.n_nodes}, edges={len(self.edges) // 2}, "
+                f"shape={self.shape})")
+
+    # ------------------------------------------------------------------ internals
+    def _zero_diagonal(self) -> tuple[int, ...]:
+        s = self.block_sizes
+        nz = np.add.reduceat(np.abs(self.data[: self.diag_ptr[-1]]), self.diag_ptr[:-1]) != 0
+        zero = {int(i) for i in np.flatnonzero(~nz)} if s.size else set()
+        zero.update(i for i, r in self.graph.nodes(data="role") if r == "constraint")
+        return tuple(sorted(zero))
+
+    def _scatter(self, bi, bj, li, lj, vals) -> None:
+        """Write entries given by block and local coordinates into :attr:`data`."""
+        s = self.block_sizes
+        diag = bi == bj
+        self.data[self.diag_ptr[bi[diag]] + li[diag] * s[bi[diag]] + lj[diag]] = vals[diag]
+        oi, oj = bi[~diag], bj[~diag]
+        keys = oi * self.n_nodes + oj
+        k = np.searchsorted(self._edge_keys, keys)
+        k_clip = np.minimum(k, max(self._edge_keys.size - 1, 0))
+        missing = (k == self._edge_keys.size) | (self._edge_keys[k_clip] != keys) \
+            if self._edge_keys.size else np.ones(keys.size, bool)
+        if np.any(missing):
+            t = int(np.flatnonzero(missing)[0])
+            blk = (int(oi[t]), int(oj[t]))
+            raise PatternError(f"nonzero block {blk} lies outside the graph (no edge "
+                               f"{blk[0]}-{blk[1]})", blk)
+        self.data[self.edge_ptr[k] + li[~diag] * s[oj] + lj[~diag]] = vals[~diag]
+
+
+# ---------------------------------------------------------------------- random matrices
+def random_block_matrix(G: nx.Graph, kind: str = "spd", block_size: int = 6, seed=0
+                        ) -> BlockMatrix:
+    """A random, well-conditioned matrix on the graph ``G``.
+
+    Parameters
+    ----------
+    G : networkx.Graph
+        Nodes ``0..n-1``; node attribute ``size`` overrides ``block_size``.
+    kind : {"spd", "kkt", "unsymmetric"}
+        ``"spd"``: symmetric positive definite, block diagonally dominant.
+        ``"unsymmetric"``: symmetric pattern, independent values in ``(i, j)`` and ``(j, i)``,
+        block diagonally dominant by rows and columns, so block elimination in any order is
+        stable without pivoting.
+        ``"kkt"``: Baraff's quasi-definite matrix ``[[M, Jᵀ], [J, 0]]`` (Baraff 1996, eq. 8) on a
+        graph with node attribute ``role``: body nodes carry SPD mass blocks, constraint nodes
+        zero blocks, every edge joins a body to a constraint and carries a Gaussian Jacobian
+        block ``J`` (full rank with probability one).
+    block_size : int
+    seed : int, None or numpy.random.Generator
+
+    Raises
+    ------
+    GraphError
+        ``kind="kkt"`` on a graph without roles, or with an edge not joining body and constraint.
+    ValueError
+        Unknown ``kind``.
+
+    Examples
+    --------
+    >>> import graphsolve as gs
+    >>> A = gs.random_block_matrix(gs.generators.path(4), "spd", block_size=2, seed=1)
+    >>> A.shape, A.is_symmetric()
+    ((8, 8), True)
+    """
+    n = check_graph(G)
+    sizes = resolve_block_sizes(G, block_size)
+    rng = np.random.default_rng(seed)
+    edges = sorted(tuple(sorted(e)) for e in G.edges)
+    diag: list[np.ndarray] = [np.zeros((0, 0))] * n
+    off: dict[tuple[int, int], np.ndarray] = {}
+    if kind == "kkt":
+        roles = dict(G.nodes(data="role"))
+        missing = [i for i in range(n) if roles[i] not in ("body", "constraint")]
+        if missing:
+            raise GraphError(
+                f'kind="kkt" needs node attribute role="body"/"constraint" on every node; node '
+                f"{missing[0]} has {roles[missing[0]]!r} (build the graph with "
+                "graphsolve.generators.constraint_graph)")
+        for i, j in edges:
+            if roles[i] == roles[j]:
+                raise GraphError(f'kind="kkt": edge ({i}, {j}) joins two {roles[i]} nodes; '
+                                 "every edge must join a body to a constraint")
+            c, b = (i, j) if roles[i] == "constraint" else (j, i)
+            off[(c, b)] = rng.standard_normal((sizes[c], sizes[b]))
+        for i in range(n):
+            s = sizes[i]
+            if roles[i] == "constraint":
+                diag[i] = np.zeros((s, s))
+            else:
+                R = rng.standard_normal((s, s))
+                diag[i] = R @ R.T / s + np.eye(s)
+        return BlockMatrix.from_blocks(G, diag, off)
+    if kind not in ("spd", "unsymmetric"):
+        raise ValueError(f'unknown kind {kind!r}; expected "spd", "kkt" or "unsymmetric"')
+    row_sum = np.zeros(n)
+    col_sum = np.zeros(n)
+    for i, j in edges:
+        B = rng.standard_normal((sizes[i], sizes[j]))
+        off[(i, j)] = B
+        nb = np.linalg.norm(B, 2)
+        if kind == "unsymmetric":
+            C = rng.standard_normal((sizes[j], sizes[i]))
+            off[(j, i)] = C
+            nc = np.linalg.norm(C, 2)
+            row_sum[i] += nb
+            col_sum[j] += nb
+            row_sum[j] += nc
+            col_sum[i] += nc
+        else:
+            row_sum[i] += nb
+            row_sum[j] += nb
+    for i in range(n):
+        s = sizes[i]
+        R = rng.standard_normal((s, s))
+        if kind == "spd":
+            base = R @ R.T / s
+            shift = row_sum[i] + 1.0
+        else:
+            base = R
+            shift = max(row_sum[i], col_sum[i]) + np.linalg.norm(R, 2) + 1.0
+        diag[i] = base + shift * np.eye(s)
+    return BlockMatrix.from_blocks(G, diag, off)

@@ -1,0 +1,1 @@
+"""paper_figures: see ../shared/DESIGN.md; filled in by its own issue."""
