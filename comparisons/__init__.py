@@ -1,1 +1,4 @@
-"""comparisons: see ../shared/DESIGN.md; filled in by its own issue."""
+"""comparisons: graphsolve against CHOLMOD, SuperLU and dense LAPACK (issue #3).
+
+For now only the timing discipline (:mod:`comparisons.runner`) used by ``paper_figures``.
+"""

@@ -1,1 +1,13 @@
-"""paper_figures: see ../shared/DESIGN.md; filled in by its own issue."""
+"""paper_figures: one command regenerates the comparison figures as PNG + CSV.
+
+``python -m paper_figures [--quick] [--only NAME] [--out DIR]``. Each figure is one module with
+``NAME``, ``TITLE``, ``compute(quick) -> list[dict]`` (rows of the CSV) and
+``plot(rows, png_path)``. Figures use only the public APIs of ``graphsolve`` and the timing
+discipline of ``comparisons.runner``; they hold no library code.
+"""
+
+from . import fig09b_ladder
+
+FIGURES = {m.NAME: m for m in (fig09b_ladder,)}
+
+__all__ = ["FIGURES"]

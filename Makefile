@@ -1,0 +1,27 @@
+# The README's two commands: `make figures` (set-up + main job) and `make test` (set-up + tests).
+# Both create .venv when missing and (re)install the project when pyproject.toml changes.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+FIGURE_ARGS ?= --quick
+
+.PHONY: figures test lint clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@touch $(STAMP)
+
+figures: $(STAMP)
+	$(BIN)/python -m paper_figures $(FIGURE_ARGS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) paper_figures/out .pytest_cache .hypothesis

@@ -1,0 +1,95 @@
+"""Brüdigam et al. (2023) Fig. 9b: solving a linear system on a ladder graph, graph-ordered
+sparse LDU against dense solvers.
+
+Each ladder of ``r`` rungs has ``2r`` nodes with 6×6 blocks (the paper's size) and an
+unsymmetric, block diagonally dominant matrix (``random_block_matrix(kind="unsymmetric")``), the
+same matrix for every solver; residuals are checked. Timed per solver (factor + solve, best and
+median of several runs in one process, warm-up excluded):
+
+* ``graphsolve``: :func:`graphsolve.factorize` with the ``"brudigam"`` ordering, analysis reused
+  (numeric refactor + solve, as inside a Newton loop);
+* ``dense block LDU``: Brüdigam & Manchester (2020) Alg. 1-2 (:mod:`graphsolve.dense`);
+* ``LAPACK LU``: ``getrf``/``getrs`` on the dense matrix.
+
+Later issues add CHOLMOD, SuperLU and the paper-faithful variant (#3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy
+from tqdm import tqdm
+
+import graphsolve as gs
+from comparisons.runner import time_call
+
+NAME = "fig09b_ladder"
+TITLE = "Ladder graph, 6×6 blocks: graph-ordered sparse LDU vs dense (Brüdigam et al. 2023, Fig. 9b)"
+SOLVERS = ("graphsolve", "dense block LDU", "LAPACK LU")
+
+
+def _rungs(quick: bool) -> list[int]:
+    return [1, 2, 4, 8, 16, 32, 64] if quick else [1, 2, 4, 8, 16, 32, 64, 101, 151]
+
+
+def compute(quick: bool = True, rungs: list[int] | None = None, repeats: int | None = None
+            ) -> list[dict]:
+    """Rows ``rungs, nodes, N, solver, best_s, median_s, repeats, residual``."""
+    rungs = rungs or _rungs(quick)
+    repeats = repeats or (3 if quick else 7)
+    rows = []
+    for r in tqdm(rungs, desc=NAME, unit="size"):
+        A = gs.random_block_matrix(gs.generators.ladder(2 * r), "unsymmetric", block_size=6,
+                                   seed=r)
+        S, Ad = A.to_scipy(), A.to_dense()
+        b = np.random.default_rng(r).standard_normal(A.shape[0])
+        F = gs.factorize(A, ordering="brudigam", method="ldu")
+        cases = {
+            "graphsolve": lambda F=F, A=A: F.refactor(A).solve(b),
+            "dense block LDU": lambda Ad=Ad: gs.dense.dense_block_ldu(Ad, A.block_sizes)
+            .solve(b),
+            "LAPACK LU": lambda Ad=Ad: gs.dense.lapack_lu(Ad).solve(b),
+        }
+        for solver, fn in cases.items():
+            t = time_call(fn, repeats=repeats, warmup=1, min_time=0.02 if quick else 0.05)
+            x = fn()
+            res = float(np.linalg.norm(S @ x - b) / (np.linalg.norm(b)
+                                                    + abs(S).max() * np.linalg.norm(x)))
+            rows.append({"rungs": r, "nodes": 2 * r, "N": A.shape[0], "solver": solver,
+                         "best_s": t.best, "median_s": t.median, "repeats": t.repeats,
+                         "residual": res, "fill_pairs": F.analysis.n_fill
+                         if solver == "graphsolve" else ""})
+    return rows
+
+
+def summarize(rows: list[dict]) -> list[str]:
+    """Speed ratios of the dense solvers over graphsolve at the largest size."""
+    big = max(r["rungs"] for r in rows)
+    at = {r["solver"]: r["best_s"] for r in rows if r["rungs"] == big}
+    g = at["graphsolve"]
+    return [f"{big} rungs: graphsolve {g * 1e3:.3f} ms; "
+            + ", ".join(f"{s} {at[s] * 1e3:.3f} ms ({at[s] / g:.1f}x)" for s in SOLVERS[1:])]
+
+
+def plot(rows: list[dict], path) -> None:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), constrained_layout=True)
+    styles = {"graphsolve": ("tab:blue", "o"), "dense block LDU": ("tab:red", "s"),
+              "LAPACK LU": ("tab:gray", "^")}
+    for solver in SOLVERS:
+        rs = [r for r in rows if r["solver"] == solver]
+        color, marker = styles[solver]
+        label = solver + (f" {gs.__version__} (reference backend)" if solver == "graphsolve"
+                          else f" (SciPy {scipy.__version__})")
+        ax.plot([r["nodes"] for r in rs], [r["best_s"] * 1e3 for r in rs], marker=marker,
+                color=color, label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("graph nodes (2 × rungs), 6×6 blocks")
+    ax.set_ylabel("factor + solve time, best of N [ms]")
+    ax.set_title(TITLE, fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
