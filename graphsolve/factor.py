@@ -14,13 +14,13 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .errors import GraphSolveError, NonFiniteError, PatternError, ShapeError, SingularBlockError
-from .kernels import reference
+from .kernels import KERNELS
 from .matrix import BlockMatrix, block_coordinates
 from .ordering import Analysis, analyze
 
 __all__ = ["Factorization", "factorize", "solve", "factorized", "BACKENDS"]
 
-BACKENDS = ("auto", "reference")
+BACKENDS = ("auto", *KERNELS)
 #: Relative tolerance of the symmetry check of ``method="ldlt"``.
 LDLT_SYMMETRY_RTOL = 1e-12
 
@@ -38,8 +38,6 @@ class Factorization:
     analysis : Analysis
     method : {"ldu", "ldlt"}
     backend : str
-    stats : dict
-        Sizes, fill, flops and the block operations the last (re)factorization executed.
     """
 
     def __init__(self, analysis: Analysis, method: str, backend: str):
@@ -52,9 +50,11 @@ class Factorization:
         self._piv = np.zeros(an.N, dtype=np.int32)
         self._L = np.zeros(int(an.fe_ptr[-1]))
         self._U = np.zeros_like(self._L)
-        self._maps: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}  # layout -> gather map
+        self._kernel = KERNELS[backend]
+        self._work = self._kernel.work_buffers(analysis) if backend == "compiled" else None
+        self._maps: dict[bytes, tuple] = {}  # layout of A -> gather map (see _layout)
         self._valid = False
-        self.stats: dict = {}
+        self._counts: dict = {}
 
     # ------------------------------------------------------------------ numeric phase
     def refactor(self, A: BlockMatrix) -> Factorization:
@@ -72,38 +72,36 @@ class Factorization:
         """
         self._valid = False
         an = self.analysis
-        _check_compatible(A, an)
+        if not isinstance(A, BlockMatrix):
+            raise GraphSolveError(f"expected a BlockMatrix, got {type(A).__name__}")
+        src_l, dst_l, src_u, dst_u, transpose = self._layout(A)
         A.check_finite()
-        if self.method == "ldlt" and not A.is_symmetric(LDLT_SYMMETRY_RTOL):
-            raise GraphSolveError(_asymmetry_message(A))
+        if self.method == "ldlt":
+            d = A.data
+            scale = np.max(np.abs(d))
+            if np.any(np.abs(d - d[transpose]) > LDLT_SYMMETRY_RTOL * scale):
+                raise GraphSolveError(_asymmetry_message(A, transpose))
         n_diag = int(A.diag_ptr[-1])
-        in_upper, dst = self._gather_map(A)
-        off_diag = A.data[n_diag:]
         self._D[:] = A.data[:n_diag]
         self._L[:] = 0.0
         self._U[:] = 0.0
-        self._L[dst[~in_upper]] = off_diag[~in_upper]
-        self._U[dst[in_upper]] = off_diag[in_upper]
-        status, counts = reference.factor(an, self._D, self._Dlu, self._piv, self._L, self._U,
-                                          symmetric=self.method == "ldlt")
+        self._L[dst_l] = A.data[src_l]
+        self._U[dst_u] = A.data[src_u]
+        status, self._counts = self._kernel.factor(an, self._D, self._Dlu, self._piv, self._L,
+                                                   self._U, self.method == "ldlt", self._work)
         if status >= 0:
             raise _singular_error(an, int(an.order[status]))
         self._valid = True
-        self.stats = {
-            "method": self.method, "ordering": an.ordering, "backend": self.backend,
-            "n_nodes": an.n_nodes, "N": an.N, "fill_pairs": an.n_fill,
-            "factor_nnz": an.factor_nnz if self.method == "ldu"
-            else int(an.d_ptr[-1] + an.fe_ptr[-1]),
-            "flops": an.flops(self.method), "block_ops": counts,
-        }
         return self
 
-    def _gather_map(self, A: BlockMatrix) -> tuple[np.ndarray, np.ndarray]:
-        """Where every off-diagonal entry of ``A.data`` goes: ``U[dst]`` where ``in_upper``,
-        else ``L[dst]`` (cached per matrix layout)."""
-        key = A.edges.tobytes()
+    def _layout(self, A: BlockMatrix) -> tuple[np.ndarray, ...]:
+        """Gather map of ``A``'s layout into the factor buffers, cached per layout:
+        ``L[dst_l] = A.data[src_l]``, ``U[dst_u] = A.data[src_u]``, plus the transpose index
+        of ``A.data`` for the LDLᵀ symmetry check (checks the pattern once per layout)."""
+        key = A.block_sizes.tobytes() + A.edges.tobytes()
         if key not in self._maps:
             an = self.analysis
+            _check_compatible(A, an)
             n = an.n_nodes
             i, j = A.edges[:, 0], A.edges[:, 1]
             lower = an.position[i] > an.position[j]          # block (i, j) lies in L
@@ -111,12 +109,12 @@ class Factorization:
             fe_keys = an.fe_parent * n + an.fe_child
             sorter = np.argsort(fe_keys)
             e = sorter[np.searchsorted(fe_keys, par * n + chi, sorter=sorter)]
-            s = A.block_sizes
-            length = s[i] * s[j]
-            starts = np.repeat(an.fe_ptr[e], length)
-            local = np.arange(int(length.sum())) - np.repeat(A.edge_ptr[:-1] - A.edge_ptr[0],
-                                                            length)
-            self._maps[key] = (np.repeat(~lower, length), starts + local)
+            length = A.block_sizes[i] * A.block_sizes[j]
+            src = np.arange(A.edge_ptr[0], A.edge_ptr[-1])
+            dst = np.repeat(an.fe_ptr[e] - A.edge_ptr[:-1], length) + src
+            in_l = np.repeat(lower, length)
+            transpose = A.transpose_index() if self.method == "ldlt" else None
+            self._maps[key] = (src[in_l], dst[in_l], src[~in_l], dst[~in_l], transpose)
         return self._maps[key]
 
     # ------------------------------------------------------------------ solves
@@ -143,8 +141,8 @@ class Factorization:
                                  f"{np.argwhere(~np.isfinite(b))[0].tolist()})")
         x = np.array(b, dtype=np.result_type(b.dtype, np.float64), order="C", copy=True)
         x2 = x.reshape(N, -1)
-        reference.solve(self.analysis, self._Dlu, self._piv, self._L, self._U, x2,
-                        symmetric=self.method == "ldlt")
+        self._kernel.solve(self.analysis, self._Dlu, self._piv, self._L, self._U, x2,
+                           self.method == "ldlt")
         return x
 
     __call__ = solve
@@ -236,9 +234,9 @@ def factorize(A: BlockMatrix, method: str = "auto", ordering="brudigam",
         See :func:`graphsolve.analyze`; ignored when ``analysis`` is given.
     analysis : Analysis, optional
         Reuse a symbolic analysis (its graph must contain ``A``'s pattern).
-    backend : {"auto", "reference"}
-        ``"reference"``: the NumPy kernels. ``"auto"`` picks the fastest available (the
-        compiled numba backend is issue #3; until then ``"reference"``).
+    backend : {"auto", "compiled", "reference"}
+        ``"reference"``: the readable NumPy kernels; ``"compiled"``: the same algorithm compiled
+        with numba; ``"auto"``: ``"compiled"`` when numba is available.
     root : int, optional
         DFS root, see :func:`graphsolve.analyze`.
 
@@ -279,13 +277,15 @@ def factorize(A: BlockMatrix, method: str = "auto", ordering="brudigam",
         raise GraphSolveError(f'unknown method {method!r}; expected "auto", "ldu" or "ldlt"')
     if backend not in BACKENDS:
         raise GraphSolveError(f"unknown or unavailable backend {backend!r}; available: "
-                              f"{BACKENDS} (the compiled backend is issue #3)")
+                              f"{BACKENDS}")
     A.check_finite()
     if method == "auto":
         method = "ldlt" if A.is_symmetric() else "ldu"
     if analysis is None:
         analysis = analyze(A, ordering, root=root)
-    return Factorization(analysis, method, "reference").refactor(A)
+    if backend == "auto":
+        backend = "compiled" if "compiled" in KERNELS else "reference"
+    return Factorization(analysis, method, backend).refactor(A)
 
 
 def solve(A: BlockMatrix, b: np.ndarray, **kwargs) -> np.ndarray:
@@ -344,8 +344,7 @@ def _singular_error(an: Analysis, node: int) -> SingularBlockError:
         f"{an.n_nodes} in the {an.ordering!r} order) is singular" + hint, node=node)
 
 
-def _asymmetry_message(A: BlockMatrix) -> str:
-    t = A.transpose_index()
+def _asymmetry_message(A: BlockMatrix, t: np.ndarray) -> str:
     diff = np.abs(A.data - A.data[t])
     k = int(np.argmax(diff))
     if k < A.diag_ptr[-1]:

@@ -38,7 +38,7 @@ def _blk(buf, ptr, k, rows, cols):
     return buf[ptr[k]:ptr[k + 1]].reshape(rows, cols)
 
 
-def factor(an, D, Dlu, piv, L, U, symmetric: bool) -> tuple[int, dict]:
+def factor(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[int, dict]:
     """In-place sparse block LDU (or LDLᵀ with ``symmetric``) factorization.
 
     For every node ``i`` in elimination order (Brüdigam et al. 2023, Alg. 3; Alg. 1 on trees):
@@ -46,7 +46,7 @@ def factor(an, D, Dlu, piv, L, U, symmetric: bool) -> tuple[int, dict]:
     children ``c2`` of both ``i`` and ``c1`` (lines 8-15, empty on trees), then scale
     ``L[i,c1] = T D_c1⁻¹``, ``U[c1,i] = D_c1⁻¹ S`` and update ``D_i -= T D_c1⁻¹ S``
     (lines 18-20); finally factor the pivot ``D_i``. With ``symmetric`` the ``U`` buffer is not
-    touched (``U = Lᵀ``).
+    touched (``U = Lᵀ``). ``work`` is accepted for signature parity with the compiled kernel.
 
     Returns
     -------

@@ -1,0 +1,267 @@
+"""Compiled numeric kernels: numba ``@njit(cache=True)`` over the flat factor buffers.
+
+Same Python-level signatures and results as :mod:`graphsolve.kernels.reference` (which reads
+like the papers), so a parametrized test fixture runs every numeric test on both. The loops are
+the same (Brüdigam et al. 2023, Alg. 3-4, with the update schedule of the analysis); the small
+dense block operations (products, LU with partial pivoting, triangular solves) are written out
+as loops, which beats BLAS calls for blocks of a few rows. Nothing is allocated per block: the
+caller passes two ``max_size²`` work buffers.
+
+Pivot factors use the LAPACK convention (``getrf``: ``P D = L U`` with ``piv`` the 0-based row
+swap applied at step ``k``), and the singularity rule is the shared
+:data:`~graphsolve.kernels.reference.PIVOT_RTOL` rule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .reference import PIVOT_RTOL
+
+__all__ = ["factor", "solve", "work_buffers"]
+
+
+# ---------------------------------------------------------------------- small dense helpers
+@njit(cache=True)
+def _lu_inplace(a, piv, s):
+    """LU with partial pivoting of the s×s row-major matrix ``a`` (flat view), in place.
+    Returns min |u_kk| (0 for an exactly singular or non-finite block)."""
+    umin = np.inf
+    for k in range(s):
+        p = k
+        best = abs(a[k * s + k])
+        for r in range(k + 1, s):
+            v = abs(a[r * s + k])
+            if v > best:
+                best, p = v, r
+        piv[k] = p
+        if p != k:
+            for c in range(s):
+                tmp = a[k * s + c]
+                a[k * s + c] = a[p * s + c]
+                a[p * s + c] = tmp
+        ukk = a[k * s + k]
+        if not np.isfinite(ukk):
+            return 0.0
+        if abs(ukk) < umin:
+            umin = abs(ukk)
+        if ukk == 0.0:
+            continue
+        for r in range(k + 1, s):
+            f = a[r * s + k] / ukk
+            a[r * s + k] = f
+            if f != 0.0:
+                for c in range(k + 1, s):
+                    a[r * s + c] -= f * a[k * s + c]
+    return umin
+
+
+@njit(cache=True)
+def _lu_solve_left(lu, piv, s, x, ncol):
+    """x (s × ncol, flat row-major) <- D⁻¹ x."""
+    for k in range(s):
+        p = piv[k]
+        if p != k:
+            for j in range(ncol):
+                tmp = x[k * ncol + j]
+                x[k * ncol + j] = x[p * ncol + j]
+                x[p * ncol + j] = tmp
+    for r in range(s):                      # unit lower
+        for k in range(r):
+            f = lu[r * s + k]
+            if f != 0.0:
+                for j in range(ncol):
+                    x[r * ncol + j] -= f * x[k * ncol + j]
+    for r in range(s - 1, -1, -1):          # upper
+        for k in range(r + 1, s):
+            f = lu[r * s + k]
+            if f != 0.0:
+                for j in range(ncol):
+                    x[r * ncol + j] -= f * x[k * ncol + j]
+        inv = 1.0 / lu[r * s + r]
+        for j in range(ncol):
+            x[r * ncol + j] *= inv
+
+
+@njit(cache=True)
+def _lu_solve_right(lu, piv, s, y, nrow):
+    """y (nrow × s, flat row-major) <- y D⁻¹ = y U⁻¹ L⁻¹ P."""
+    for c in range(s):                      # z U = y, columns left to right
+        for k in range(c):
+            f = lu[k * s + c]
+            if f != 0.0:
+                for r in range(nrow):
+                    y[r * s + c] -= y[r * s + k] * f
+        inv = 1.0 / lu[c * s + c]
+        for r in range(nrow):
+            y[r * s + c] *= inv
+    for c in range(s - 1, -1, -1):          # w L = z, unit lower, right to left
+        for k in range(c + 1, s):
+            f = lu[k * s + c]
+            if f != 0.0:
+                for r in range(nrow):
+                    y[r * s + c] -= y[r * s + k] * f
+    for k in range(s - 1, -1, -1):          # column swaps in reverse order
+        p = piv[k]
+        if p != k:
+            for r in range(nrow):
+                tmp = y[r * s + k]
+                y[r * s + k] = y[r * s + p]
+                y[r * s + p] = tmp
+
+
+@njit(cache=True)
+def _matmul(a, b, out, m, k, n):
+    """out (m×n) = a (m×k) @ b (k×n), all flat row-major."""
+    for i in range(m):
+        for j in range(n):
+            out[i * n + j] = 0.0
+        for t in range(k):
+            f = a[i * k + t]
+            if f != 0.0:
+                for j in range(n):
+                    out[i * n + j] += f * b[t * n + j]
+
+
+@njit(cache=True)
+def _sub_matmul(c, a, b, m, k, n, b_transposed):
+    """c (m×n) -= a (m×k) @ b (k×n), or @ bᵀ with b stored (n×k) when ``b_transposed``."""
+    for i in range(m):
+        for t in range(k):
+            f = a[i * k + t]
+            if f != 0.0:
+                if b_transposed:
+                    for j in range(n):
+                        c[i * n + j] -= f * b[j * k + t]
+                else:
+                    for j in range(n):
+                        c[i * n + j] -= f * b[t * n + j]
+
+
+# ---------------------------------------------------------------------- kernels
+@njit(cache=True)
+def _factor(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr, sched_ic2,
+            sched_c1c2, D, Dlu, piv, L, U, symmetric, w1, w2, rtol):
+    n_updates = 0
+    n_scalings = 0
+    for k in range(order.size):
+        i = order[k]
+        si = sizes[i]
+        Di = D[d_ptr[i]:d_ptr[i + 1]]
+        for e in range(child_ptr[k], child_ptr[k + 1]):
+            c1 = fe_child[e]
+            sc = sizes[c1]
+            T = L[fe_ptr[e]:fe_ptr[e + 1]]
+            S = U[fe_ptr[e]:fe_ptr[e + 1]]
+            for t in range(sched_ptr[e], sched_ptr[e + 1]):
+                e_ic2 = sched_ic2[t]
+                e_c1c2 = sched_c1c2[t]
+                c2 = fe_child[e_ic2]
+                s2 = sizes[c2]
+                Dc2 = D[d_ptr[c2]:d_ptr[c2 + 1]]
+                L_ic2 = L[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]]
+                L_c1c2 = L[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]]
+                _matmul(L_ic2, Dc2, w1, si, s2, s2)                 # L_ic2 D_c2
+                if symmetric:
+                    _sub_matmul(T, w1, L_c1c2, si, s2, sc, True)    # T -= (.) L_c1c2ᵀ
+                else:
+                    _sub_matmul(T, w1, U[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]], si, s2, sc, False)
+                    _matmul(L_c1c2, Dc2, w1, sc, s2, s2)
+                    _sub_matmul(S, w1, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], sc, s2, si, False)
+                n_updates += 1
+            lu_c = Dlu[d_ptr[c1]:d_ptr[c1 + 1]]
+            piv_c = piv[x_ptr[c1]:x_ptr[c1 + 1]]
+            if symmetric:
+                for q in range(si * sc):
+                    w2[q] = T[q]
+                _lu_solve_right(lu_c, piv_c, sc, w2, si)            # T D⁻¹
+                _sub_matmul(Di, w2, T, si, sc, si, True)            # D_i -= (T D⁻¹) Tᵀ
+                for q in range(si * sc):
+                    T[q] = w2[q]
+            else:
+                _lu_solve_left(lu_c, piv_c, sc, S, si)              # U = D⁻¹ S
+                _sub_matmul(Di, T, S, si, sc, si, False)            # D_i -= T U
+                _lu_solve_right(lu_c, piv_c, sc, T, si)             # L = T D⁻¹
+            n_scalings += 1
+        if symmetric:
+            for r in range(si):
+                for c in range(r + 1, si):
+                    avg = 0.5 * (Di[r * si + c] + Di[c * si + r])
+                    Di[r * si + c] = avg
+                    Di[c * si + r] = avg
+        lu_i = Dlu[d_ptr[i]:d_ptr[i + 1]]
+        scale = 0.0
+        finite = True
+        for q in range(si * si):
+            lu_i[q] = Di[q]
+            v = abs(Di[q])
+            if not np.isfinite(v):
+                finite = False
+            elif v > scale:
+                scale = v
+        umin = _lu_inplace(lu_i, piv[x_ptr[i]:x_ptr[i + 1]], si)
+        if not finite or umin <= rtol * si * scale:
+            return k, n_scalings, n_updates
+    return -1, n_scalings, n_updates
+
+
+@njit(cache=True)
+def _solve(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
+           parent_edges, Dlu, piv, L, U, x, nrhs, symmetric):
+    for k in range(order.size):                                     # Alg. 4 lines 1-6
+        i = order[k]
+        si = sizes[i]
+        xi = x[x_ptr[i] * nrhs:x_ptr[i + 1] * nrhs]
+        for e in range(child_ptr[k], child_ptr[k + 1]):
+            c = fe_child[e]
+            _sub_matmul(xi, L[fe_ptr[e]:fe_ptr[e + 1]], x[x_ptr[c] * nrhs:x_ptr[c + 1] * nrhs],
+                        si, sizes[c], nrhs, False)
+    for k in range(order.size - 1, -1, -1):                         # lines 7-12
+        i = order[k]
+        si = sizes[i]
+        xi = x[x_ptr[i] * nrhs:x_ptr[i + 1] * nrhs]
+        _lu_solve_left(Dlu[d_ptr[i]:d_ptr[i + 1]], piv[x_ptr[i]:x_ptr[i + 1]], si, xi, nrhs)
+        for t in range(parent_ptr[k], parent_ptr[k + 1]):
+            e = parent_edges[t]
+            p = fe_parent[e]
+            sp_ = sizes[p]
+            xp = x[x_ptr[p] * nrhs:x_ptr[p + 1] * nrhs]
+            blk = fe_ptr[e]
+            if symmetric:                       # U_ip = L_pi ᵀ, L_pi stored (sp × si)
+                for r in range(si):
+                    for q in range(sp_):
+                        f = L[blk + q * si + r]
+                        if f != 0.0:
+                            for j in range(nrhs):
+                                xi[r * nrhs + j] -= f * xp[q * nrhs + j]
+            else:
+                _sub_matmul(xi, U[blk:fe_ptr[e + 1]], xp, si, sp_, nrhs, False)
+
+
+# ---------------------------------------------------------------------- Python signatures
+def work_buffers(an) -> tuple[np.ndarray, np.ndarray]:
+    """Two work buffers of ``max_size²`` for :func:`factor` (allocated once per
+    factorization)."""
+    m = int(an.block_sizes.max())
+    return np.empty(m * m), np.empty(m * m)
+
+
+def factor(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[int, dict]:
+    """Compiled :func:`graphsolve.kernels.reference.factor` (same arguments and results)."""
+    w1, w2 = work if work is not None else work_buffers(an)
+    status, scalings, updates = _factor(
+        an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_child, an.fe_ptr, an.child_ptr,
+        an.sched_ptr, an.sched_ic2, an.sched_c1c2, D, Dlu, piv, L, U, bool(symmetric), w1, w2,
+        PIVOT_RTOL)
+    pivots = an.n_nodes if status < 0 else int(status) + 1
+    return int(status), {"pivots": pivots, "scalings": int(scalings), "updates": int(updates)}
+
+
+def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
+    """Compiled :func:`graphsolve.kernels.reference.solve`; ``x`` C-contiguous ``(N, k)``."""
+    if not x.flags.c_contiguous:
+        raise ValueError("x must be C-contiguous")
+    _solve(an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_parent, an.fe_child, an.fe_ptr,
+           an.child_ptr, an.parent_ptr, an.parent_edges, Dlu, piv, L, U, x.reshape(-1),
+           x.shape[1], bool(symmetric))
