@@ -117,15 +117,17 @@ class BlockMatrix:
         if S.ndim != 2 or S.shape[0] != S.shape[1]:
             raise ShapeError(f"matrix must be square, got shape {S.shape}")
         N = S.shape[0]
+        raw = np.atleast_1d(np.asarray(block_sizes))
+        if raw.ndim != 1 or raw.size == 0 or raw.dtype == bool or not np.issubdtype(
+                raw.dtype, np.number) or np.any(raw != np.round(raw)) or np.any(raw < 1):
+            raise ShapeError(f"block sizes must be positive integers, got {block_sizes!r}")
         if np.isscalar(block_sizes):
             b = int(block_sizes)
-            if b < 1 or N % b:
+            if N % b:
                 raise ShapeError(f"block size {block_sizes} does not divide N = {N}")
             sizes = np.full(N // b, b, dtype=np.int64)
         else:
-            sizes = np.asarray(list(block_sizes), dtype=np.int64)
-        if sizes.size == 0 or np.any(sizes < 1):
-            raise ShapeError(f"block sizes must be positive integers, got {sizes.tolist()}")
+            sizes = raw.astype(np.int64)
         if sizes.sum() != N:
             raise ShapeError(f"block sizes sum to {int(sizes.sum())} but the matrix has N = {N}")
         S.sum_duplicates()

@@ -25,7 +25,7 @@ import numpy as np
 from .errors import GraphError
 from .graph import block_offsets, check_graph, resolve_block_sizes, zero_diagonal_nodes
 
-__all__ = ["Analysis", "analyze", "ORDERINGS"]
+__all__ = ["Analysis", "analyze", "canonical_graph", "ORDERINGS"]
 
 ORDERINGS = ("brudigam", "dfs", "natural", "amd")
 
@@ -42,7 +42,7 @@ class Analysis:
     Attributes
     ----------
     graph : networkx.Graph
-        A frozen copy of the block graph.
+        A frozen copy of the block graph with sorted adjacency (:func:`canonical_graph`).
     block_sizes : ndarray of int64, shape (n,)
     ordering : str
         ``"brudigam"``, ``"dfs"``, ``"natural"``, ``"amd"`` or ``"given"``.
@@ -65,6 +65,10 @@ class Analysis:
     deferred : tuple of int
         Zero-diagonal nodes the ordering moved after their neighbours so that their pivot is
         nonsingular (see :func:`analyze`).
+    zero_diagonal : frozenset of int
+        Nodes with a structurally zero diagonal block.
+    root : int or None
+        The DFS root requested from :func:`analyze`.
     """
 
     graph: nx.Graph
@@ -82,6 +86,7 @@ class Analysis:
     fill_blocks: tuple[tuple[int, int], ...]
     deferred: tuple[int, ...]
     zero_diagonal: frozenset[int]
+    root: int | None
     # ---- layout for the numeric kernels (see graphsolve.kernels.reference) ----
     order: np.ndarray = field(repr=False)        # elimination order as int64 array
     d_ptr: np.ndarray = field(repr=False)        # (n+1,) diagonal blocks, by node
@@ -172,7 +177,7 @@ class Analysis:
         """
         cols = [self]
         if compare:
-            cols += [analyze(self.graph, o, block_sizes=self.block_sizes)
+            cols += [analyze(self.graph, o, root=self.root, block_sizes=self.block_sizes)
                      for o in ORDERINGS if o != self.ordering]
         rows = [
             ("ordering", lambda a: a.ordering),
@@ -202,6 +207,17 @@ def _default_root(G: nx.Graph, component: set[int], zero: frozenset[int]) -> int
     block is nonzero, so that a KKT tree is rooted at a body and no constraint becomes a leaf."""
     candidates = [v for v in component if v not in zero]
     return min(candidates) if candidates else min(component)
+
+
+def canonical_graph(G: nx.Graph) -> nx.Graph:
+    """A copy of ``G`` with nodes and edges inserted in sorted order, so every adjacency list
+    is sorted and a networkx DFS visits neighbours in increasing node id. Orderings computed on
+    it depend only on the structure of ``G``, not on the history of its edits."""
+    H = nx.Graph()
+    H.graph.update(G.graph)
+    H.add_nodes_from((v, G.nodes[v]) for v in sorted(G))
+    H.add_edges_from((u, v, G.edges[u, v]) for u, v in sorted(tuple(sorted(e)) for e in G.edges))
+    return H
 
 
 def _dfs_order(G: nx.Graph, root: int | None, zero: frozenset[int], preorder: bool) -> list[int]:
@@ -306,6 +322,8 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "brudigam", root: int | None
         sequences are used verbatim and may meet a zero pivot.
     root : int, optional
         DFS root of its component (default: smallest node with a nonzero diagonal block).
+        The DFS visits neighbours in increasing node id, so the result depends only on the
+        graph's structure.
     block_sizes : int, sequence or mapping, optional
         Used where nodes have no ``size`` attribute (default: the matrix's sizes, else 1).
 
@@ -340,6 +358,7 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "brudigam", root: int | None
         G = G_or_A
     n = check_graph(G)
     sizes = resolve_block_sizes(G, block_sizes)
+    G = canonical_graph(G)
     zero = zero_diagonal_nodes(G)
     if root is not None and root not in G:
         raise GraphError(f"root {root!r} is not a node of the graph")
@@ -358,15 +377,19 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "brudigam", root: int | None
                              "sequence of nodes")
     else:
         name = "given"
-        order = [int(v) for v in ordering]
+        order = list(ordering)
+        bad = [v for v in order if isinstance(v, bool) or not isinstance(v, (int, np.integer))]
+        if bad:
+            raise GraphError(f"ordering entries must be integer node ids; got {bad[0]!r}")
+        order = [int(v) for v in order]
         if sorted(order) != list(range(n)):
             raise GraphError(f"ordering must be a permutation of 0..{n - 1}; got {len(order)} "
                              "entries" + (" with repeats or unknown nodes"
                                           if len(order) == n else ""))
-    return _symbolic(G, sizes, name, order, deferred, zero)
+    return _symbolic(G, sizes, name, order, deferred, zero, root)
 
 
-def _symbolic(G, sizes, name, order, deferred, zero) -> Analysis:
+def _symbolic(G, sizes, name, order, deferred, zero, root) -> Analysis:
     n = len(order)
     pos = np.empty(n, dtype=np.int64)
     pos[np.asarray(order)] = np.arange(n)
@@ -416,7 +439,7 @@ def _symbolic(G, sizes, name, order, deferred, zero) -> Analysis:
         (acyclic if parent[c1] == i and not common else cyclic)[i].append(c1)
     sched_ptr = block_offsets(counts) if m else np.zeros(1, np.int64)
     roots = tuple(v for v in order if parent[v] == -1)
-    frozen = nx.freeze(G.copy())
+    frozen = nx.freeze(G)
     return Analysis(
         graph=frozen, block_sizes=_readonly(sizes), ordering=name,
         elimination_order=tuple(int(v) for v in order), position=_readonly(pos), roots=roots,
@@ -424,7 +447,7 @@ def _symbolic(G, sizes, name, order, deferred, zero) -> Analysis:
         acyclic_children=tuple(tuple(a) for a in acyclic),
         cyclic_children=tuple(tuple(c) for c in cyclic),
         loop_openers=tuple(v for v in order if cyclic[v]), fill_blocks=fill,
-        deferred=tuple(deferred), zero_diagonal=frozenset(zero),
+        deferred=tuple(deferred), zero_diagonal=frozenset(zero), root=root,
         order=_readonly(np.asarray(order, dtype=np.int64)),
         d_ptr=_readonly(block_offsets(sizes * sizes)), x_ptr=_readonly(block_offsets(sizes)),
         fe_parent=_readonly(fe_parent), fe_child=_readonly(fe_child), fe_ptr=_readonly(fe_ptr),

@@ -1,0 +1,791 @@
+"""Tests for graphsolve.ordering: elimination orderings, fill prediction and the Analysis object.
+
+Oracles are independent of the library: DFS trees and back edges from networkx
+(``nx.dfs_tree``), a symbolic elimination performed on a networkx copy of the graph, and
+hand-built patterns (Brüdigam et al. 2023, §4.1-4.2).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import graphsolve as gs
+from graphsolve import generators as gen
+
+FAST = settings(max_examples=25, deadline=None)
+NAMED = ("brudigam", "dfs", "natural", "amd")
+DFS_ORDERINGS = ("brudigam", "dfs")
+
+
+# ---------------------------------------------------------------------------------------------
+# independent oracles
+# ---------------------------------------------------------------------------------------------
+
+
+def pair(u: int, v: int) -> tuple[int, int]:
+    return (u, v) if u < v else (v, u)
+
+
+def symbolic_elimination(G: nx.Graph, order) -> tuple[set[tuple[int, int]], nx.Graph]:
+    """Eliminate ``order`` on a copy of ``G`` (joining the remaining neighbours of every
+    eliminated node). Returns the fill pairs and the filled graph."""
+    H = nx.Graph()
+    H.add_nodes_from(G.nodes)
+    H.add_edges_from(G.edges)
+    filled = H.copy()
+    for v in order:
+        nbrs = list(H[v])
+        for a, b in itertools.combinations(nbrs, 2):
+            H.add_edge(a, b)
+            filled.add_edge(a, b)
+        H.remove_node(v)
+    fill = {pair(u, v) for u, v in filled.edges if not G.has_edge(u, v)}
+    return fill, filled
+
+
+def sorted_copy(G: nx.Graph) -> nx.Graph:
+    """G with sorted adjacency: the library's DFS visits neighbours in increasing node id."""
+    H = nx.Graph()
+    H.add_nodes_from(sorted(G))
+    H.add_edges_from(sorted(tuple(sorted(e)) for e in G.edges))
+    return H
+
+
+def dfs_structure(G: nx.Graph, roots):
+    """DFS forest of G from ``roots`` (networkx, neighbours in increasing id), back edges
+    oriented (descendant, ancestor), and the tree parent of every node."""
+    G = sorted_copy(G)
+    tparent: dict[int, int] = {}
+    tree_edges: set[frozenset] = set()
+    depth: dict[int, int] = {}
+    for r in roots:
+        T = nx.dfs_tree(G, r)
+        tparent[r] = -1
+        depth[r] = 0
+        for u, v in nx.bfs_edges(T, r):         # T is directed root -> leaves
+            tparent[v] = u
+            depth[v] = depth[u] + 1
+        tree_edges |= {frozenset(e) for e in T.edges}
+    assert set(tparent) == set(G.nodes), "roots must cover every component"
+    back = []
+    for u, v in G.edges:
+        if frozenset((u, v)) in tree_edges:
+            continue
+        x, a = (u, v) if depth[u] > depth[v] else (v, u)
+        back.append((x, a))
+    return tparent, back
+
+
+def tree_path_up(tparent, x, a):
+    """Nodes on the tree path from x up to (and excluding) its ancestor a."""
+    out = []
+    w = x
+    while w != a:
+        out.append(w)
+        w = tparent[w]
+        assert w != -1, f"{a} is not an ancestor of {x}"
+    return out
+
+
+def cyclic_children_fill(G: nx.Graph, roots) -> set[tuple[int, int]]:
+    """Brüdigam's pattern: every back edge (x, a) links a to every node of the tree path from
+    a down to x; fill = those pairs minus graph edges."""
+    tparent, back = dfs_structure(G, roots)
+    pairs = set()
+    for x, a in back:
+        for w in tree_path_up(tparent, x, a):
+            pairs.add(pair(a, w))
+    return {p for p in pairs if not G.has_edge(*p)}
+
+
+def check_basic_consistency(G: nx.Graph, an) -> None:
+    n = G.number_of_nodes()
+    order = an.elimination_order
+    assert sorted(order) == list(range(n))
+    assert len(an.position) == n
+    for k, v in enumerate(order):
+        assert an.position[v] == k
+    # fill blocks: sorted (i < j) pairs, none of them a graph edge
+    assert list(an.fill_blocks) == sorted(an.fill_blocks)
+    assert all(i < j and not G.has_edge(i, j) for i, j in an.fill_blocks)
+    assert len(set(an.fill_blocks)) == len(an.fill_blocks)
+
+
+def check_against_symbolic(G: nx.Graph, an) -> None:
+    """fill, children and parents agree with a symbolic elimination on networkx."""
+    fill, filled = symbolic_elimination(G, an.elimination_order)
+    assert set(an.fill_blocks) == fill
+    pos = {v: k for k, v in enumerate(an.elimination_order)}
+    for v in G.nodes:
+        earlier = sorted((u for u in filled[v] if pos[u] < pos[v]), key=pos.__getitem__)
+        later = sorted((u for u in filled[v] if pos[u] > pos[v]), key=pos.__getitem__)
+        assert tuple(an.children[v]) == tuple(earlier), v
+        assert tuple(an.parents[v]) == tuple(later), v
+        assert an.parent[v] == (later[0] if later else -1), v
+    # roots: one per component, the last eliminated node of that component
+    comps = list(nx.connected_components(G))
+    assert len(an.roots) == len(comps)
+    for comp in comps:
+        last = max(comp, key=pos.__getitem__)
+        assert last in an.roots
+
+
+# ---------------------------------------------------------------------------------------------
+# (1) zero fill on trees and forests
+# ---------------------------------------------------------------------------------------------
+
+
+def check_tree_order(G: nx.Graph, an) -> None:
+    assert an.fill_blocks == ()
+    pos = an.position
+    # every node has at most one later neighbour (its parent): nothing to fill
+    for v in G.nodes:
+        later = [u for u in G[v] if pos[u] > pos[v]]
+        assert len(later) <= 1
+    # children (in the rooted DFS tree from the reported roots) come before their parent
+    tparent, back = dfs_structure(G, an.roots)
+    assert back == []
+    for v, p in tparent.items():
+        if p != -1:
+            assert pos[v] < pos[p]
+            assert an.parent[v] == p
+    for r in an.roots:
+        assert an.parent[r] == -1
+    assert all(c == () for c in an.cyclic_children)
+    assert an.loop_openers == ()
+
+
+@pytest.mark.parametrize("ordering", DFS_ORDERINGS)
+@pytest.mark.parametrize(
+    "G",
+    [gen.path(1), gen.path(2), gen.path(17), gen.star(1), gen.star(2), gen.star(12)],
+    ids=["path1", "path2", "path17", "star1", "star2", "star12"],
+)
+def test_zero_fill_path_star(G, ordering):
+    an = gs.analyze(G, ordering)
+    check_basic_consistency(G, an)
+    check_tree_order(G, an)
+    check_against_symbolic(G, an)
+
+
+def test_path_order_is_leaves_to_root():
+    # the root defaults to node 0; the far leaf is eliminated first (paper §4.1 list)
+    an = gs.analyze(gen.path(5))
+    assert an.elimination_order == (4, 3, 2, 1, 0)
+    assert an.roots == (0,)
+    an = gs.analyze(gen.star(5))
+    assert an.elimination_order[-1] == 0
+    assert set(an.children[0]) == {1, 2, 3, 4}
+
+
+@given(n=st.integers(1, 60), seed=st.integers(0, 10_000), ordering=st.sampled_from(DFS_ORDERINGS))
+@FAST
+def test_zero_fill_random_trees(n, seed, ordering):
+    G = gen.random_tree(n, seed=seed)
+    an = gs.analyze(G, ordering)
+    check_basic_consistency(G, an)
+    check_tree_order(G, an)
+    check_against_symbolic(G, an)
+
+
+@given(n=st.integers(2, 50), k=st.integers(2, 6), seed=st.integers(0, 10_000),
+       ordering=st.sampled_from(DFS_ORDERINGS))
+@FAST
+def test_zero_fill_forests(n, k, seed, ordering):
+    k = min(k, n)
+    G = gen.random_graph(n, extra_edges=0, seed=seed, components=k)
+    an = gs.analyze(G, ordering)
+    check_basic_consistency(G, an)
+    assert len(an.roots) == k
+    check_tree_order(G, an)
+    check_against_symbolic(G, an)
+
+
+def test_forest_with_isolated_nodes():
+    G = gen.random_graph(10, seed=0, components=10)       # no edges at all
+    an = gs.analyze(G)
+    assert an.fill_blocks == ()
+    assert sorted(an.roots) == list(range(10))
+    assert all(p == -1 for p in an.parent)
+
+
+# ---------------------------------------------------------------------------------------------
+# (2) the cyclic-children pattern
+# ---------------------------------------------------------------------------------------------
+
+
+CYCLIC = [
+    ("ladder2", lambda: gen.ladder(2)),
+    ("ladder4", lambda: gen.ladder(4)),
+    ("ladder10", lambda: gen.ladder(10)),
+    ("net3", lambda: gen.net(3)),
+    ("net5", lambda: gen.net(5)),
+    ("crystal2", lambda: gen.crystal(2)),
+    ("crystal3", lambda: gen.crystal(3)),
+    ("segment_chain1", lambda: gen.segment_chain(1)),
+    ("segment_chain5", lambda: gen.segment_chain(5)),
+    ("random_a", lambda: gen.random_graph(20, extra_edges=5, seed=1)),
+    ("random_b", lambda: gen.random_graph(25, extra_edges=8, seed=2, components=3)),
+    ("complete6", lambda: nx.complete_graph(6)),
+    ("cycle7", lambda: nx.cycle_graph(7)),
+]
+
+
+def check_cyclic_pattern(G: nx.Graph, an) -> None:
+    expected = cyclic_children_fill(G, an.roots)
+    assert set(an.fill_blocks) == expected
+    tparent, back = dfs_structure(G, an.roots)
+    # the elimination tree of a DFS order is the DFS tree itself
+    assert {v: an.parent[v] for v in G.nodes} == tparent
+    for v in G.nodes:
+        cyc, acyc = set(an.cyclic_children[v]), set(an.acyclic_children[v])
+        assert cyc | acyc == set(an.children[v])
+        assert not cyc & acyc
+        assert len(an.cyclic_children[v]) == len(cyc)
+        assert len(an.acyclic_children[v]) == len(acyc)
+    # loop openers: exactly the ancestor ends of the back edges
+    assert set(an.loop_openers) == {a for _, a in back}
+    # acyclic children of i: tree children c of i with no back edge from below c to i
+    tchildren: dict[int, set[int]] = {v: set() for v in G.nodes}
+    for v, p in tparent.items():
+        if p != -1:
+            tchildren[p].add(v)
+    def strictly_below(c: int) -> set[int]:
+        out, stack = set(), list(tchildren[c])
+        while stack:
+            w = stack.pop()
+            out.add(w)
+            stack.extend(tchildren[w])
+        return out
+
+    for i in G.nodes:
+        expected_acyclic = set()
+        for c in tchildren[i]:
+            below = strictly_below(c)
+            if not any(a == i and x in below for x, a in back):
+                expected_acyclic.add(c)
+        assert set(an.acyclic_children[i]) == expected_acyclic, i
+
+
+@pytest.mark.parametrize("ordering", DFS_ORDERINGS)
+@pytest.mark.parametrize(("name", "make"), CYCLIC)
+def test_cyclic_children_pattern(name, make, ordering):
+    G = make()
+    an = gs.analyze(G, ordering)
+    check_basic_consistency(G, an)
+    check_cyclic_pattern(G, an)
+    check_against_symbolic(G, an)
+
+
+@given(n=st.integers(3, 30), extra=st.integers(1, 12), comps=st.integers(1, 3),
+       seed=st.integers(0, 10_000), ordering=st.sampled_from(DFS_ORDERINGS))
+@FAST
+def test_cyclic_children_pattern_random(n, extra, comps, seed, ordering):
+    comps = min(comps, n // 3)
+    sizes = [n // comps + (1 if i < n % comps else 0) for i in range(comps)]
+    available = sum(s * (s - 1) // 2 for s in sizes) - (n - comps)
+    extra = min(extra, available)
+    G = gen.random_graph(n, extra_edges=extra, seed=seed, components=comps)
+    an = gs.analyze(G, ordering)
+    check_basic_consistency(G, an)
+    check_cyclic_pattern(G, an)
+    check_against_symbolic(G, an)
+
+
+def test_ladder_fill_by_hand():
+    # ladder(6): DFS from 0 goes 0-1-3-2-4-5 (networkx visits neighbours in insertion order);
+    # back edges (2, 0) and (5, 3) open the two loops at 0 and 3. Node 0 is linked to the
+    # path 1-3-2, node 3 to the path 2-4-5: fill (0, 3) and (3, 4).
+    G = gen.ladder(6)
+    an = gs.analyze(G)
+    assert an.elimination_order == (5, 4, 2, 3, 1, 0)
+    assert an.fill_blocks == ((0, 3), (3, 4))
+    assert set(an.loop_openers) == {0, 3}
+    assert an.parent == (-1, 0, 3, 1, 2, 4)
+
+
+def test_cycle_fill_by_hand():
+    # cycle 0-1-2-3-4-0 rooted at 0: DFS path 0-1-2-3-4, back edge (4, 0); 0 is linked to
+    # every node of the path, fill = (0, 2), (0, 3)
+    an = gs.analyze(nx.cycle_graph(5))
+    assert an.fill_blocks == ((0, 2), (0, 3))
+    assert an.loop_openers == (0,)
+    assert set(an.cyclic_children[0]) == {1, 2, 3, 4}
+    assert an.acyclic_children[0] == ()
+
+
+SYMBOLIC_GRAPHS = [
+    *CYCLIC,
+    ("path9", lambda: gen.path(9)),
+    ("random_tree", lambda: gen.random_tree(30, seed=4)),
+    ("kkt_ladder", lambda: gen.constraint_graph(gen.ladder(6))),
+    ("kkt_net", lambda: gen.constraint_graph(gen.net(3))),
+    ("kkt_tree", lambda: gen.constraint_graph(gen.random_tree(8, seed=1))),
+]
+
+
+@pytest.mark.parametrize("ordering", NAMED)
+@pytest.mark.parametrize(("name", "make"), SYMBOLIC_GRAPHS)
+def test_symbolic_elimination_every_ordering(name, make, ordering):
+    G = make()
+    an = gs.analyze(G, ordering)
+    assert an.ordering == ordering
+    check_basic_consistency(G, an)
+    check_against_symbolic(G, an)
+    for v in G.nodes:
+        assert set(an.cyclic_children[v]) | set(an.acyclic_children[v]) == set(an.children[v])
+
+
+@given(n=st.integers(1, 20), extra=st.integers(0, 10), seed=st.integers(0, 10_000))
+@FAST
+def test_symbolic_elimination_random_permutation(n, extra, seed):
+    extra = min(extra, n * (n - 1) // 2 - (n - 1))
+    G = gen.random_graph(n, extra_edges=extra, seed=seed)
+    perm = [int(v) for v in np.random.default_rng(seed).permutation(n)]
+    an = gs.analyze(G, perm)
+    assert an.ordering == "given"
+    assert list(an.elimination_order) == perm
+    check_basic_consistency(G, an)
+    check_against_symbolic(G, an)
+
+
+# ---------------------------------------------------------------------------------------------
+# (3) orderings compared
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "make"), CYCLIC)
+def test_brudigam_and_dfs_fill_coincide(name, make):
+    G = make()
+    a, b = gs.analyze(G, "brudigam"), gs.analyze(G, "dfs")
+    assert a.fill_blocks == b.fill_blocks
+    assert a.roots == b.roots
+    assert a.parent == b.parent
+
+
+@given(n=st.integers(2, 30), extra=st.integers(0, 15), seed=st.integers(0, 10_000))
+@FAST
+def test_brudigam_and_dfs_fill_coincide_random(n, extra, seed):
+    extra = min(extra, n * (n - 1) // 2 - (n - 1))
+    G = gen.random_graph(n, extra_edges=extra, seed=seed)
+    assert gs.analyze(G, "brudigam").fill_blocks == gs.analyze(G, "dfs").fill_blocks
+
+
+@pytest.mark.parametrize("make", [lambda: gen.net(6), lambda: gen.crystal(3)],
+                         ids=["net6", "crystal3"])
+def test_amd_fill_not_worse_than_natural(make):
+    G = make()
+    amd, nat = gs.analyze(G, "amd"), gs.analyze(G, "natural")
+    fill_amd, _ = symbolic_elimination(G, amd.elimination_order)
+    fill_nat, _ = symbolic_elimination(G, range(G.number_of_nodes()))
+    assert len(amd.fill_blocks) == len(fill_amd) <= len(fill_nat) == len(nat.fill_blocks)
+    assert nat.elimination_order == tuple(range(G.number_of_nodes()))
+
+
+# ---------------------------------------------------------------------------------------------
+# (4) KKT graphs: zero-diagonal (constraint) nodes
+# ---------------------------------------------------------------------------------------------
+
+
+KKT_MECHANISMS = [
+    ("ladder6", lambda: gen.ladder(6), True),
+    ("ladder10", lambda: gen.ladder(10), True),
+    ("net3", lambda: gen.net(3), True),
+    ("net4", lambda: gen.net(4), True),
+    ("segment_chain3", lambda: gen.segment_chain(3), True),
+    ("cycle5", lambda: nx.cycle_graph(5), True),
+    ("path6", lambda: gen.path(6), False),
+    ("star5", lambda: gen.star(5), False),
+    ("random_tree", lambda: gen.random_tree(12, seed=7), False),
+]
+
+
+@pytest.mark.parametrize("ordering", ["brudigam", "dfs", "amd"])
+@pytest.mark.parametrize(("name", "mech", "cyclic"), KKT_MECHANISMS)
+def test_kkt_zero_diagonal_never_eliminated_before_all_neighbours(name, mech, cyclic, ordering):
+    H = gen.constraint_graph(mech())
+    an = gs.analyze(H, ordering)
+    check_basic_consistency(H, an)
+    check_against_symbolic(H, an)
+    pos = an.position
+    constraints = [v for v, r in H.nodes(data="role") if r == "constraint"]
+    assert set(an.zero_diagonal) == set(constraints)
+    for c in constraints:
+        assert any(pos[u] < pos[c] for u in H[c]), f"constraint {c} has a zero pivot"
+    if ordering == "amd":
+        # minimum degree eliminates every body before the constraints acting on it
+        for c in constraints:
+            assert all(pos[u] < pos[c] for u in H[c])
+
+
+@pytest.mark.parametrize("ordering", DFS_ORDERINGS)
+@pytest.mark.parametrize(("name", "mech", "cyclic"), KKT_MECHANISMS)
+def test_kkt_deferred(name, mech, cyclic, ordering):
+    H = gen.constraint_graph(mech())
+    an = gs.analyze(H, ordering)
+    constraints = {v for v, r in H.nodes(data="role") if r == "constraint"}
+    assert set(an.deferred) <= constraints
+    if cyclic:
+        assert an.deferred != ()
+    else:
+        assert an.deferred == ()
+        assert an.fill_blocks == ()
+        check_tree_order(H, an)
+    # the natural order is verbatim, nothing deferred
+    nat = gs.analyze(H, "natural")
+    assert nat.deferred == ()
+    assert nat.elimination_order == tuple(range(H.number_of_nodes()))
+
+
+@given(n=st.integers(2, 14), extra=st.integers(0, 6), seed=st.integers(0, 10_000),
+       root_pick=st.integers(0, 10_000), ordering=st.sampled_from(DFS_ORDERINGS))
+@FAST
+def test_kkt_random_mechanism_no_zero_pivot(n, extra, seed, root_pick, ordering):
+    extra = min(extra, n * (n - 1) // 2 - (n - 1))
+    H = gen.constraint_graph(gen.random_graph(n, extra_edges=extra, seed=seed))
+    root = root_pick % H.number_of_nodes()          # bodies and constraints alike
+    an = gs.analyze(H, ordering, root=root)
+    check_basic_consistency(H, an)
+    check_against_symbolic(H, an)
+    pos = an.position
+    for c, r in H.nodes(data="role"):
+        if r == "constraint":
+            assert any(pos[u] < pos[c] for u in H[c])
+    if extra == 0:
+        assert an.deferred == ()
+    elif H.nodes[root]["role"] == "body":
+        # a back edge from a DFS leaf constraint closes every loop: that leaf is deferred.
+        # (With a constraint root the loop can close on the root itself, nothing deferred.)
+        assert an.deferred != ()
+
+
+def test_kkt_deferred_constraint_is_a_loop_closer():
+    # constraint_graph(cycle) is a cycle of bodies and constraints: the DFS leaves exactly
+    # one constraint as a leaf (the loop-closing joint); it must be deferred.
+    H = gen.constraint_graph(nx.cycle_graph(4))
+    an = gs.analyze(H)
+    tparent, back = dfs_structure(H, [0])
+    leaf_constraints = {x for x, _ in back if H.nodes[x]["role"] == "constraint"}
+    assert len(back) == 1
+    assert set(an.deferred) == leaf_constraints
+
+
+def test_zero_diagonal_block_from_matrix_is_deferred():
+    # path 0 - 1 - 2 with a zero diagonal block at the leaf 2 (no roles): the DFS would
+    # eliminate 2 first; it must wait for its neighbour 1
+    M = np.array([[2.0, 1.0, 0.0], [1.0, 2.0, 1.0], [0.0, 1.0, 0.0]])
+    A = gs.BlockMatrix.from_scipy(M, [1, 1, 1])
+    an = gs.analyze(A)
+    assert 2 in an.zero_diagonal
+    assert an.deferred == (2,)
+    assert an.position[1] < an.position[2]
+    check_against_symbolic(A.graph, an)
+
+
+@pytest.mark.parametrize("make", [lambda: gen.random_tree(9, seed=2), lambda: gen.star(6)],
+                         ids=["random_tree", "star"])
+def test_kkt_tree_mechanism_zero_fill(make):
+    H = gen.constraint_graph(make())
+    an = gs.analyze(H, "brudigam")
+    assert an.fill_blocks == ()
+    assert an.block_counts["update_triples"] == 0
+    assert an.block_counts["factor_pairs"] == H.number_of_edges()
+    # default root is a body, so every constraint has a child body (no zero-pivot leaf)
+    assert H.nodes[an.roots[0]]["role"] == "body"
+
+
+def test_analyze_block_matrix_kkt():
+    H = gen.constraint_graph(gen.ladder(4), body_size=3, constraint_size=2)
+    A = gs.random_block_matrix(H, "kkt", seed=0)
+    an = gs.analyze(A)
+    np.testing.assert_array_equal(an.block_sizes, A.block_sizes)
+    assert set(an.zero_diagonal) == {v for v, r in H.nodes(data="role") if r == "constraint"}
+    assert an.deferred != ()
+
+
+# ---------------------------------------------------------------------------------------------
+# (5) explicit orderings, errors, roots
+# ---------------------------------------------------------------------------------------------
+
+
+def test_explicit_permutation_used_verbatim():
+    G = gen.net(3)
+    perm = [4, 0, 8, 2, 6, 1, 3, 5, 7]
+    for seq in (perm, tuple(perm), np.array(perm)):
+        an = gs.analyze(G, seq)
+        assert an.ordering == "given"
+        assert an.elimination_order == tuple(perm)
+        assert all(type(v) is int for v in an.elimination_order)
+        check_against_symbolic(G, an)
+
+
+def test_explicit_permutation_with_zero_diagonal_not_reordered():
+    H = gen.constraint_graph(gen.path(3))
+    perm = list(range(H.number_of_nodes()))[::-1]          # constraints first
+    an = gs.analyze(H, perm)
+    assert an.elimination_order == tuple(perm)
+    assert an.deferred == ()
+
+
+@pytest.mark.parametrize(
+    "seq",
+    [[], [0, 1, 2], [0, 1, 2, 3, 4], [0, 1, 2, 2], [0, 1, 2, 4], [-1, 0, 1, 2],
+     [0, 1, 2, 3, 3], [3, 2, 1, 0, 0]],
+)
+def test_non_permutation_raises(seq):
+    with pytest.raises(gs.GraphError):
+        gs.analyze(gen.path(4), seq)
+
+
+@pytest.mark.parametrize("seq", [[3, 2, 1.7, 0], [3, 2, "a", 0], [3, 2, None, 0]],
+                         ids=["float", "str", "None"])
+def test_non_node_entries_raise_graph_error(seq):
+    # 1.7 is not a node of the graph: the sequence is not a permutation of the nodes
+    with pytest.raises(gs.GraphError):
+        gs.analyze(gen.path(4), seq)
+
+
+@pytest.mark.parametrize("name", ["BRUDIGAM", "rcm", "", "metis", "colamd"])
+def test_unknown_ordering_name(name):
+    with pytest.raises(gs.GraphError):
+        gs.analyze(gen.path(4), name)
+
+
+@pytest.mark.parametrize("root", [4, 99, -1, "a", (0, 1)])
+def test_root_not_in_graph(root):
+    with pytest.raises(gs.GraphError):
+        gs.analyze(gen.path(4), root=root)
+
+
+def test_analyze_bad_graphs():
+    with pytest.raises(gs.GraphError):
+        gs.analyze(nx.Graph())
+    with pytest.raises(gs.GraphError):
+        gs.analyze(nx.relabel_nodes(gen.path(3), {0: "a"}))
+    G = gen.path(3)
+    G.add_edge(1, 1)
+    with pytest.raises(gs.GraphError):
+        gs.analyze(G)
+
+
+@pytest.mark.parametrize("ordering", DFS_ORDERINGS)
+@pytest.mark.parametrize(
+    "make",
+    [lambda: gen.net(4), lambda: gen.ladder(8), lambda: gen.random_tree(15, seed=3),
+     lambda: gen.crystal(2), lambda: gen.segment_chain(3)],
+    ids=["net4", "ladder8", "random_tree", "crystal2", "segment_chain3"],
+)
+def test_given_root_is_last(make, ordering):
+    G = make()
+    for root in G.nodes:
+        an = gs.analyze(G, ordering, root=root)
+        assert an.elimination_order[-1] == root
+        assert an.roots == (root,)
+        assert an.parent[root] == -1
+        check_cyclic_pattern(G, an)
+
+
+@pytest.mark.parametrize("ordering", DFS_ORDERINGS)
+def test_given_root_is_last_of_its_component(ordering):
+    G = gen.random_graph(18, extra_edges=4, seed=3, components=3)
+    comps = sorted((sorted(c) for c in nx.connected_components(G)), key=min)
+    for comp in comps:
+        for root in comp:
+            an = gs.analyze(G, ordering, root=root)
+            pos = an.position
+            assert max(comp, key=lambda v: pos[v]) == root
+            assert root in an.roots
+            assert len(an.roots) == 3
+            check_cyclic_pattern(G, an)
+
+
+def test_given_root_tree_kkt_is_last():
+    H = gen.constraint_graph(gen.random_tree(6, seed=0))
+    for root in H.nodes:
+        an = gs.analyze(H, root=root)
+        assert an.elimination_order[-1] == root
+        assert an.fill_blocks == ()
+
+
+# ---------------------------------------------------------------------------------------------
+# (6) summary
+# ---------------------------------------------------------------------------------------------
+
+
+def parse_summary(text: str) -> dict[str, list[str]]:
+    rows = {}
+    for line in text.splitlines():
+        name, values = line[:14].strip(), line[14:].split()
+        rows[name] = values
+    return rows
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: gen.ladder(8), lambda: gen.net(4), lambda: gen.random_graph(15, 5, seed=1),
+     lambda: gen.constraint_graph(gen.ladder(6))],
+    ids=["ladder8", "net4", "random", "kkt_ladder"],
+)
+@pytest.mark.parametrize("first", NAMED)
+def test_summary_compares_orderings(make, first):
+    G = make()
+    an = gs.analyze(G, first)
+    text = an.summary()
+    for name in NAMED:
+        assert name in text
+    rows = parse_summary(text)
+    names = rows["ordering"]
+    assert sorted(names) == sorted(NAMED)
+    assert names[0] == first
+    fills = dict(zip(names, rows["fill pairs"], strict=True))
+    for name in NAMED:
+        expected, _ = symbolic_elimination(G, gs.analyze(G, name).elimination_order)
+        assert int(fills[name]) == len(expected) == len(gs.analyze(G, name).fill_blocks)
+    assert rows["nodes"] == [str(G.number_of_nodes())] * 4
+    assert rows["edges"] == [str(G.number_of_edges())] * 4
+
+
+def test_summary_columns_match_direct_analyses_small():
+    # K4 minus the edge 0-1, edges inserted in a scrambled order: the analysis must depend only
+    # on the structure (the DFS visits neighbours in increasing id), and the summary must report
+    # the fill of the orderings analyze() produces on this very graph.
+    G = nx.Graph()
+    G.add_nodes_from(range(4))
+    G.add_edges_from([(1, 3), (0, 2), (2, 3), (0, 3), (1, 2)])
+    direct = {name: gs.analyze(G, name) for name in NAMED}
+    plain = gs.analyze(sorted_copy(G), "brudigam")
+    assert direct["brudigam"].elimination_order == plain.elimination_order
+    assert set(direct["brudigam"].fill_blocks) == symbolic_elimination(
+        G, direct["brudigam"].elimination_order)[0] == set(plain.fill_blocks)
+    for first in NAMED:
+        rows = parse_summary(direct[first].summary())
+        fills = dict(zip(rows["ordering"], rows["fill pairs"], strict=True))
+        assert fills == {name: str(direct[name].n_fill) for name in NAMED}, first
+
+
+def test_summary_without_compare_and_given_ordering():
+    G = gen.ladder(6)
+    text = gs.analyze(G).summary(compare=False)
+    rows = parse_summary(text)
+    assert rows["ordering"] == ["brudigam"]
+    assert rows["fill pairs"] == ["2"]
+    perm = [0, 1, 2, 3, 4, 5]
+    rows = parse_summary(gs.analyze(G, perm).summary())
+    assert rows["ordering"][0] == "given"
+    assert sorted(rows["ordering"][1:]) == sorted(NAMED)
+    fill_given, _ = symbolic_elimination(G, perm)
+    assert rows["fill pairs"][0] == str(len(fill_given))
+
+
+# ---------------------------------------------------------------------------------------------
+# (7) O(n) on trees
+# ---------------------------------------------------------------------------------------------
+
+
+@given(n=st.integers(1, 80), seed=st.integers(0, 10_000), ordering=st.sampled_from(DFS_ORDERINGS))
+@FAST
+def test_tree_block_counts(n, seed, ordering):
+    G = gen.random_tree(n, seed=seed)
+    an = gs.analyze(G, ordering, block_sizes=3)
+    bc = an.block_counts
+    assert bc["update_triples"] == 0
+    assert bc["factor_pairs"] == n - 1
+    assert bc["fill_pairs"] == 0
+    assert bc["matrix_pairs"] == n - 1
+    assert bc["diagonal"] == n
+    # L + D + U of a tree: n diagonal blocks and 2 (n - 1) off-diagonal blocks of 3 x 3
+    assert an.factor_nnz == 9 * n + 2 * 9 * (n - 1)
+
+
+def test_forest_block_counts():
+    G = gen.random_graph(40, seed=5, components=4)
+    bc = gs.analyze(G).block_counts
+    assert bc["factor_pairs"] == 36
+    assert bc["update_triples"] == 0
+
+
+@pytest.mark.parametrize("s", [1, 3, 6])
+@pytest.mark.parametrize("method", ["ldu", "ldlt"])
+def test_flops_linear_on_paths(s, method):
+    f100 = gs.analyze(gen.path(100), block_sizes=s).flops(method)
+    f400 = gs.analyze(gen.path(400), block_sizes=s).flops(method)
+    assert 3.5 <= f400 / f100 <= 4.5
+    n100 = gs.analyze(gen.path(100), block_sizes=s).factor_nnz
+    n400 = gs.analyze(gen.path(400), block_sizes=s).factor_nnz
+    assert 3.5 <= n400 / n100 <= 4.5
+
+
+def test_flops_linear_on_random_trees():
+    f1 = gs.analyze(gen.random_tree(100, seed=1), block_sizes=6).flops()
+    f4 = gs.analyze(gen.random_tree(400, seed=1), block_sizes=6).flops()
+    assert 3.5 <= f4 / f1 <= 4.5
+
+
+def test_flops_bad_order_is_superlinear():
+    # the natural order on a star rooted at 0 eliminates the hub first: complete fill
+    G = gen.star(30)
+    bad = gs.analyze(G, "natural")
+    good = gs.analyze(G, "brudigam")
+    assert len(bad.fill_blocks) == 29 * 28 // 2
+    assert good.fill_blocks == ()
+    assert bad.flops() > 5 * good.flops()
+
+
+# ---------------------------------------------------------------------------------------------
+# (8) immutability
+# ---------------------------------------------------------------------------------------------
+
+
+LAYOUT = ("block_sizes", "position", "order", "d_ptr", "x_ptr", "fe_parent", "fe_child",
+          "fe_ptr", "child_ptr", "parent_ptr", "parent_edges", "sched_ptr", "sched_ic2",
+          "sched_c1c2")
+
+
+def test_analysis_is_frozen():
+    an = gs.analyze(gen.ladder(8))
+    for attr in ("fill_blocks", "elimination_order", "ordering", "roots", "parent",
+                 "graph", "position"):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(an, attr, None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del an.fill_blocks
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        an.new_attribute = 1
+    for attr in ("elimination_order", "roots", "parent", "parents", "children",
+                 "acyclic_children", "cyclic_children", "loop_openers", "fill_blocks",
+                 "deferred"):
+        value = getattr(an, attr)
+        assert isinstance(value, tuple)
+        assert all(isinstance(x, (int, tuple)) for x in value)
+
+
+@pytest.mark.parametrize("attr", LAYOUT)
+def test_layout_arrays_read_only(attr):
+    an = gs.analyze(gen.ladder(8))
+    a = getattr(an, attr)
+    assert isinstance(a, np.ndarray)
+    assert not a.flags.writeable
+    if a.size:
+        with pytest.raises(ValueError):
+            a[0] = 1
+        with pytest.raises(ValueError):
+            a[...] = 0
+
+
+def test_analysis_graph_frozen_and_independent_of_input():
+    G = gen.ladder(6)
+    an = gs.analyze(G)
+    fill = an.fill_blocks
+    with pytest.raises(nx.NetworkXError):
+        an.graph.add_edge(0, 5)
+    G.add_edge(0, 5)                      # mutating the input does not touch the analysis
+    assert not an.graph.has_edge(0, 5)
+    assert an.fill_blocks == fill
+    assert {frozenset(e) for e in an.graph.edges} == {frozenset(e) for e in gen.ladder(6).edges}
