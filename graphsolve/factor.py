@@ -67,8 +67,10 @@ class Factorization:
         ShapeError
             Different block sizes.
         NonFiniteError, SingularBlockError
-            As :func:`factorize`; the factorization is then unusable until a successful
-            refactor.
+            As :func:`factorize`.
+
+        After any failed refactor the factorization is unusable (``solve`` raises) until a
+        successful one: a failure can never go unnoticed.
         """
         self._valid = False
         an = self.analysis
@@ -93,6 +95,19 @@ class Factorization:
             raise _singular_error(an, int(an.order[status]))
         self._valid = True
         return self
+
+    @property
+    def stats(self) -> dict:
+        """Sizes, fill, stored scalars and flops of this factorization, and ``block_ops``: the
+        pivots, scalings and update triples the last (re)factorization executed."""
+        an = self.analysis
+        return {
+            "method": self.method, "ordering": an.ordering, "backend": self.backend,
+            "n_nodes": an.n_nodes, "N": an.N, "fill_pairs": an.n_fill,
+            "factor_nnz": an.factor_nnz if self.method == "ldu"
+            else int(an.d_ptr[-1] + an.fe_ptr[-1]),
+            "flops": an.flops(self.method), "block_ops": dict(self._counts),
+        }
 
     def _layout(self, A: BlockMatrix) -> tuple[np.ndarray, ...]:
         """Gather map of ``A``'s layout into the factor buffers, cached per layout:

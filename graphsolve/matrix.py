@@ -46,7 +46,9 @@ class BlockMatrix:
     ----------
     graph : networkx.Graph
         The block graph (nodes ``0..n-1``, node attributes kept). Its graph attribute
-        ``"zero_diagonal"`` lists nodes whose diagonal block is zero.
+        ``"zero_diagonal"`` lists the nodes whose diagonal block was zero at construction, so
+        that ``analyze(A.graph)`` can place them; ``analyze(A)`` re-reads the current values
+        (:meth:`zero_diagonal`).
     block_sizes : ndarray of int64, shape (n,)
     offsets : ndarray of int64, shape (n + 1,)
         Rows of node ``i`` are ``offsets[i]:offsets[i + 1]``.
@@ -292,6 +294,10 @@ class BlockMatrix:
                 f"shape={self.shape})")
 
     # ------------------------------------------------------------------ internals
+    def zero_diagonal(self) -> frozenset[int]:
+        """Nodes whose diagonal block is zero now, or whose role is ``"constraint"``."""
+        return frozenset(self._zero_diagonal())
+
     def _zero_diagonal(self) -> tuple[int, ...]:
         s = self.block_sizes
         nz = np.add.reduceat(np.abs(self.data[: self.diag_ptr[-1]]), self.diag_ptr[:-1]) != 0

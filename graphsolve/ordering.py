@@ -354,12 +354,14 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "brudigam", root: int | None
         G = G_or_A.graph
         if block_sizes is None:
             block_sizes = G_or_A.block_sizes
+        zero = zero_diagonal_nodes(G) | G_or_A.zero_diagonal()   # its current values
     else:
         G = G_or_A
+        zero = None
     n = check_graph(G)
     sizes = resolve_block_sizes(G, block_sizes)
     G = canonical_graph(G)
-    zero = zero_diagonal_nodes(G)
+    zero = zero_diagonal_nodes(G) if zero is None else zero
     if root is not None and root not in G:
         raise GraphError(f"root {root!r} is not a node of the graph")
     deferred: list[int] = []

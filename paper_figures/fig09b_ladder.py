@@ -6,8 +6,9 @@ unsymmetric, block diagonally dominant matrix (``random_block_matrix(kind="unsym
 same matrix for every solver; residuals are checked. Timed per solver (factor + solve, best and
 median of several runs in one process, warm-up excluded):
 
-* ``graphsolve``: :func:`graphsolve.factorize` with the ``"brudigam"`` ordering, analysis reused
-  (numeric refactor + solve, as inside a Newton loop);
+* ``graphsolve compiled`` / ``reference``: :func:`graphsolve.factorize` with the
+  ``"brudigam"`` ordering and the numba or the NumPy backend, analysis reused (numeric refactor
+  + solve, as inside a Newton loop);
 * ``dense block LDU``: Brüdigam & Manchester (2020) Alg. 1-2 (:mod:`graphsolve.dense`);
 * ``LAPACK LU``: ``getrf``/``getrs`` on the dense matrix.
 
@@ -24,8 +25,9 @@ import graphsolve as gs
 from comparisons.runner import time_call
 
 NAME = "fig09b_ladder"
-TITLE = "Ladder graph, 6×6 blocks: graph-ordered sparse LDU vs dense (Brüdigam et al. 2023, Fig. 9b)"
-SOLVERS = ("graphsolve", "dense block LDU", "LAPACK LU")
+TITLE = ("Ladder graph, 6×6 blocks: graph-ordered sparse LDU vs dense "
+         "(Brüdigam et al. 2023, Fig. 9b)")
+SOLVERS = ("graphsolve compiled", "graphsolve reference", "dense block LDU", "LAPACK LU")
 
 
 def _rungs(quick: bool) -> list[int]:
@@ -44,13 +46,7 @@ def compute(quick: bool = True, rungs: list[int] | None = None, repeats: int | N
         S, Ad = A.to_scipy(), A.to_dense()
         b = np.random.default_rng(r).standard_normal(A.shape[0])
         F = gs.factorize(A, ordering="brudigam", method="ldu")
-        cases = {
-            "graphsolve": lambda F=F, A=A: F.refactor(A).solve(b),
-            "dense block LDU": lambda Ad=Ad: gs.dense.dense_block_ldu(Ad, A.block_sizes)
-            .solve(b),
-            "LAPACK LU": lambda Ad=Ad: gs.dense.lapack_lu(Ad).solve(b),
-        }
-        for solver, fn in cases.items():
+        for solver, fn in _cases(A, Ad, b).items():
             t = time_call(fn, repeats=repeats, warmup=1, min_time=0.02 if quick else 0.05)
             x = fn()
             res = float(np.linalg.norm(S @ x - b) / (np.linalg.norm(b)
@@ -58,16 +54,28 @@ def compute(quick: bool = True, rungs: list[int] | None = None, repeats: int | N
             rows.append({"rungs": r, "nodes": 2 * r, "N": A.shape[0], "solver": solver,
                          "best_s": t.best, "median_s": t.median, "repeats": t.repeats,
                          "residual": res, "fill_pairs": F.analysis.n_fill
-                         if solver == "graphsolve" else ""})
+                         if solver.startswith("graphsolve") else ""})
     return rows
+
+
+def _cases(A, Ad, b) -> dict:
+    """One factor + solve callable per solver, all on the same matrix and right-hand side."""
+    Fc = gs.factorize(A, ordering="brudigam", method="ldu", backend="compiled")
+    Fr = gs.factorize(A, ordering="brudigam", method="ldu", backend="reference")
+    return {
+        "graphsolve compiled": lambda: Fc.refactor(A).solve(b),
+        "graphsolve reference": lambda: Fr.refactor(A).solve(b),
+        "dense block LDU": lambda: gs.dense.dense_block_ldu(Ad, A.block_sizes).solve(b),
+        "LAPACK LU": lambda: gs.dense.lapack_lu(Ad).solve(b),
+    }
 
 
 def summarize(rows: list[dict]) -> list[str]:
     """Speed ratios of the dense solvers over graphsolve at the largest size."""
     big = max(r["rungs"] for r in rows)
     at = {r["solver"]: r["best_s"] for r in rows if r["rungs"] == big}
-    g = at["graphsolve"]
-    return [f"{big} rungs: graphsolve {g * 1e3:.3f} ms; "
+    g = at["graphsolve compiled"]
+    return [f"{big} rungs: graphsolve compiled {g * 1e3:.3f} ms; "
             + ", ".join(f"{s} {at[s] * 1e3:.3f} ms ({at[s] / g:.1f}x)" for s in SOLVERS[1:])]
 
 
@@ -75,12 +83,13 @@ def plot(rows: list[dict], path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2), constrained_layout=True)
-    styles = {"graphsolve": ("tab:blue", "o"), "dense block LDU": ("tab:red", "s"),
-              "LAPACK LU": ("tab:gray", "^")}
+    styles = {"graphsolve compiled": ("tab:blue", "o"),
+              "graphsolve reference": ("tab:cyan", "D"),
+              "dense block LDU": ("tab:red", "s"), "LAPACK LU": ("tab:gray", "^")}
     for solver in SOLVERS:
         rs = [r for r in rows if r["solver"] == solver]
         color, marker = styles[solver]
-        label = solver + (f" {gs.__version__} (reference backend)" if solver == "graphsolve"
+        label = solver + (f" ({gs.__version__})" if solver.startswith("graphsolve")
                           else f" (SciPy {scipy.__version__})")
         ax.plot([r["nodes"] for r in rs], [r["best_s"] * 1e3 for r in rs], marker=marker,
                 color=color, label=label)

@@ -16,6 +16,8 @@ the Python layer turns it into :class:`~graphsolve.SingularBlockError`.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.linalg as sla
 
@@ -92,8 +94,12 @@ def factor(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[int, dict
             counts["scalings"] += 1
         if symmetric:
             Di[...] = 0.5 * (Di + Di.T)
-        lu, p = sla.lu_factor(Di, check_finite=False, overwrite_a=False) \
-            if np.all(np.isfinite(Di)) else (np.full_like(Di, np.nan), np.arange(si))
+        if np.all(np.isfinite(Di)):
+            with warnings.catch_warnings():   # singularity is judged by pivot_is_singular
+                warnings.simplefilter("ignore", sla.LinAlgWarning)
+                lu, p = sla.lu_factor(Di, check_finite=False)
+        else:
+            lu, p = np.full_like(Di, np.nan), np.arange(si)
         counts["pivots"] += 1
         if pivot_is_singular(Di, lu):
             return k, counts
