@@ -21,9 +21,13 @@ from .reference import PIVOT_RTOL
 
 __all__ = ["factor", "solve", "work_buffers"]
 
+# Reassociation and contraction let LLVM vectorize the small loops; "nnan"/"ninf" are left out
+# so the finiteness checks of the singular-pivot rule are kept.
+_FAST = {"reassoc", "contract", "nsz", "arcp"}
+
 
 # ---------------------------------------------------------------------- small dense helpers
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _lu_inplace(a, piv, s):
     """LU with partial pivoting of the s×s row-major matrix ``a`` (flat view), in place.
     Returns min |u_kk| (0 for an exactly singular or non-finite block)."""
@@ -57,7 +61,7 @@ def _lu_inplace(a, piv, s):
     return umin
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _lu_solve_left(lu, piv, s, x, ncol):
     """x (s × ncol, flat row-major) <- D⁻¹ x."""
     for k in range(s):
@@ -70,48 +74,57 @@ def _lu_solve_left(lu, piv, s, x, ncol):
     for r in range(s):                      # unit lower
         for k in range(r):
             f = lu[r * s + k]
-            if f != 0.0:
-                for j in range(ncol):
-                    x[r * ncol + j] -= f * x[k * ncol + j]
+            for j in range(ncol):
+                x[r * ncol + j] -= f * x[k * ncol + j]
     for r in range(s - 1, -1, -1):          # upper
         for k in range(r + 1, s):
             f = lu[r * s + k]
-            if f != 0.0:
-                for j in range(ncol):
-                    x[r * ncol + j] -= f * x[k * ncol + j]
+            for j in range(ncol):
+                x[r * ncol + j] -= f * x[k * ncol + j]
         inv = 1.0 / lu[r * s + r]
         for j in range(ncol):
             x[r * ncol + j] *= inv
 
 
-@njit(cache=True)
-def _lu_solve_right(lu, piv, s, y, nrow):
-    """y (nrow × s, flat row-major) <- y D⁻¹ = y U⁻¹ L⁻¹ P."""
-    for c in range(s):                      # z U = y, columns left to right
-        for k in range(c):
-            f = lu[k * s + c]
-            if f != 0.0:
-                for r in range(nrow):
-                    y[r * s + c] -= y[r * s + k] * f
-        inv = 1.0 / lu[c * s + c]
-        for r in range(nrow):
-            y[r * s + c] *= inv
-    for c in range(s - 1, -1, -1):          # w L = z, unit lower, right to left
-        for k in range(c + 1, s):
-            f = lu[k * s + c]
-            if f != 0.0:
-                for r in range(nrow):
-                    y[r * s + c] -= y[r * s + k] * f
-    for k in range(s - 1, -1, -1):          # column swaps in reverse order
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _lu_solve_trans_left(lu, piv, s, x, ncol):
+    """x (s × ncol, flat row-major) <- D⁻ᵀ x, with P D = L U: Dᵀ = Uᵀ Lᵀ P, so solve with Uᵀ,
+    then Lᵀ, then undo the row swaps in reverse order. Rows are contiguous (vectorizes)."""
+    for r in range(s):                      # Uᵀ (lower, non-unit)
+        for k in range(r):
+            f = lu[k * s + r]
+            for j in range(ncol):
+                x[r * ncol + j] -= f * x[k * ncol + j]
+        inv = 1.0 / lu[r * s + r]
+        for j in range(ncol):
+            x[r * ncol + j] *= inv
+    for r in range(s - 1, -1, -1):          # Lᵀ (unit upper)
+        for k in range(r + 1, s):
+            f = lu[k * s + r]
+            for j in range(ncol):
+                x[r * ncol + j] -= f * x[k * ncol + j]
+    for k in range(s - 1, -1, -1):          # Pᵀ
         p = piv[k]
         if p != k:
-            for r in range(nrow):
-                tmp = y[r * s + k]
-                y[r * s + k] = y[r * s + p]
-                y[r * s + p] = tmp
+            for j in range(ncol):
+                tmp = x[k * ncol + j]
+                x[k * ncol + j] = x[p * ncol + j]
+                x[p * ncol + j] = tmp
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _lu_solve_right(lu, piv, s, y, nrow, work):
+    """y (nrow × s, flat row-major) <- y D⁻¹ = (D⁻ᵀ yᵀ)ᵀ, through ``work`` (s × nrow)."""
+    for r in range(nrow):
+        for c in range(s):
+            work[c * nrow + r] = y[r * s + c]
+    _lu_solve_trans_left(lu, piv, s, work, nrow)
+    for r in range(nrow):
+        for c in range(s):
+            y[r * s + c] = work[c * nrow + r]
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _matmul(a, b, out, m, k, n):
     """out (m×n) = a (m×k) @ b (k×n), all flat row-major."""
     for i in range(m):
@@ -119,28 +132,41 @@ def _matmul(a, b, out, m, k, n):
             out[i * n + j] = 0.0
         for t in range(k):
             f = a[i * k + t]
-            if f != 0.0:
-                for j in range(n):
-                    out[i * n + j] += f * b[t * n + j]
+            for j in range(n):
+                out[i * n + j] += f * b[t * n + j]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _sub_matmul(c, a, b, m, k, n, b_transposed):
     """c (m×n) -= a (m×k) @ b (k×n), or @ bᵀ with b stored (n×k) when ``b_transposed``."""
+    if b_transposed:                        # row-by-row dot products: contiguous in a and b
+        for i in range(m):
+            for j in range(n):
+                acc = 0.0
+                for t in range(k):
+                    acc += a[i * k + t] * b[j * k + t]
+                c[i * n + j] -= acc
+        return
+    if n == 1:                              # matrix-vector: dot products
+        for i in range(m):
+            acc = 0.0
+            for t in range(k):
+                acc += a[i * k + t] * b[t]
+            c[i] -= acc
+        return
     for i in range(m):
         for t in range(k):
             f = a[i * k + t]
-            if f != 0.0:
-                if b_transposed:
-                    for j in range(n):
-                        c[i * n + j] -= f * b[j * k + t]
-                else:
-                    for j in range(n):
-                        c[i * n + j] -= f * b[t * n + j]
+            if b_transposed:
+                for j in range(n):
+                    c[i * n + j] -= f * b[j * k + t]
+            else:
+                for j in range(n):
+                    c[i * n + j] -= f * b[t * n + j]
 
 
 # ---------------------------------------------------------------------- kernels
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _factor(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr, sched_ic2,
             sched_c1c2, D, Dlu, piv, L, U, symmetric, w1, w2, rtol):
     n_updates = 0
@@ -173,16 +199,18 @@ def _factor(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr, 
             lu_c = Dlu[d_ptr[c1]:d_ptr[c1 + 1]]
             piv_c = piv[x_ptr[c1]:x_ptr[c1 + 1]]
             if symmetric:
-                for q in range(si * sc):
-                    w2[q] = T[q]
-                _lu_solve_right(lu_c, piv_c, sc, w2, si)            # T D⁻¹
-                _sub_matmul(Di, w2, T, si, sc, si, True)            # D_i -= (T D⁻¹) Tᵀ
-                for q in range(si * sc):
-                    T[q] = w2[q]
+                for r in range(si):                                 # w2 = Tᵀ (sc × si)
+                    for c in range(sc):
+                        w2[c * si + r] = T[r * sc + c]
+                _lu_solve_trans_left(lu_c, piv_c, sc, w2, si)       # w2 = D⁻ᵀ Tᵀ = (T D⁻¹)ᵀ
+                _sub_matmul(Di, T, w2, si, sc, si, False)           # D_i -= T (T D⁻¹)ᵀ
+                for r in range(si):
+                    for c in range(sc):
+                        T[r * sc + c] = w2[c * si + r]
             else:
                 _lu_solve_left(lu_c, piv_c, sc, S, si)              # U = D⁻¹ S
                 _sub_matmul(Di, T, S, si, sc, si, False)            # D_i -= T U
-                _lu_solve_right(lu_c, piv_c, sc, T, si)             # L = T D⁻¹
+                _lu_solve_right(lu_c, piv_c, sc, T, si, w2)         # L = T D⁻¹
             n_scalings += 1
         if symmetric:
             for r in range(si):
@@ -206,7 +234,7 @@ def _factor(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr, 
     return -1, n_scalings, n_updates
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _solve(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
            parent_edges, Dlu, piv, L, U, x, nrhs, symmetric):
     for k in range(order.size):                                     # Alg. 4 lines 1-6
@@ -232,9 +260,8 @@ def _solve(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, p
                 for r in range(si):
                     for q in range(sp_):
                         f = L[blk + q * si + r]
-                        if f != 0.0:
-                            for j in range(nrhs):
-                                xi[r * nrhs + j] -= f * xp[q * nrhs + j]
+                        for j in range(nrhs):
+                            xi[r * nrhs + j] -= f * xp[q * nrhs + j]
             else:
                 _sub_matmul(xi, U[blk:fe_ptr[e + 1]], xp, si, sp_, nrhs, False)
 
