@@ -8,13 +8,19 @@ FIGURE_ARGS ?= --quick
 
 .PHONY: figures test lint clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml scripts/install-system-deps.sh
+	bash scripts/install-system-deps.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[bench,dev]"
+	$(BIN)/python -c "import sksparse.cholmod, qdldl" || \
+		{ echo "error: the CHOLMOD / QDLDL peers did not install (see above)"; exit 1; }
 	@touch $(STAMP)
 
+# Main job: the default benchmark suite (CSV + JSON + plots + tables), then the figures.
 figures: $(STAMP)
+	$(BIN)/python -m comparisons run --suite default --out results/default.csv
+	$(BIN)/python -m comparisons plot results/default.csv --out paper_figures/out
 	$(BIN)/python -m paper_figures $(FIGURE_ARGS)
 
 test: $(STAMP)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Timing", "time_call"]
+__all__ = ["Timing", "time_call", "run", "machine_metadata", "write_results"]
 
 
 @dataclass(frozen=True)
@@ -27,11 +27,13 @@ class Timing:
 
 
 def time_call(fn: Callable[[], object], repeats: int = 5, warmup: int = 1,
-              min_time: float = 0.0) -> Timing:
+              min_time: float = 0.0, budget: float | None = None) -> Timing:
     """Time ``fn()`` ``repeats`` times after ``warmup`` untimed calls.
 
     With ``min_time`` > 0 each timed run loops ``fn`` until at least that many seconds have
     passed and reports the time per call (for calls much shorter than the clock resolution).
+    With ``budget``, repetitions stop once that many seconds have been spent timing (at least
+    one run is always timed; ``repeats`` then reports how many were).
     """
     for _ in range(warmup):
         fn()
@@ -48,7 +50,134 @@ def time_call(fn: Callable[[], object], repeats: int = 5, warmup: int = 1,
                 if elapsed >= min_time:
                     break
             samples.append(elapsed / calls)
+            if budget is not None and sum(samples) * 1.0 >= budget:
+                break
     finally:
         if enabled:
             gc.enable()
-    return Timing(float(np.min(samples)), float(np.median(samples)), repeats)
+    return Timing(float(np.min(samples)), float(np.median(samples)), len(samples))
+
+
+# ---------------------------------------------------------------------- suite runner
+def machine_metadata() -> dict:
+    """Versions, CPU, and BLAS / numba thread settings, for the JSON next to every CSV."""
+    import os
+    import platform
+
+    from .solvers import package_version
+
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next(line.split(":", 1)[1].strip() for line in fh
+                       if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    meta = {
+        "python": platform.python_version(), "platform": platform.platform(), "cpu": cpu,
+        "cpu_count": os.cpu_count(),
+        "packages": {p: package_version(p) for p in (
+            "graphsolve", "numpy", "scipy", "numba", "networkx", "scikit-sparse", "qdldl",
+            "threadpoolctl")},
+    }
+    try:
+        from threadpoolctl import threadpool_info
+
+        meta["threadpools"] = [{k: d.get(k) for k in ("user_api", "internal_api", "version",
+                                                       "num_threads", "filepath")}
+                               for d in threadpool_info()]
+    except ImportError:
+        meta["threadpools"] = "threadpoolctl not installed"
+    return meta
+
+
+def _residual(S, b, x) -> float:
+    """Normwise backward error ||S x - b|| / (||S|| ||x|| + ||b||) in the infinity norm."""
+    r = S @ x - b
+    nrm = abs(S).sum(axis=1).max()
+    return float(np.abs(r).max() / (nrm * np.abs(x).max() + np.abs(b).max()))
+
+
+def bench_solver(solver, case, repeats: int, budget: float = 2.0) -> dict:
+    """Time one solver on one case: analyze, factor, refactor and solve separately (warm-up
+    excluded), then the residual and the solver's stats. Failures become a row with
+    ``status="failed"`` and the exception text; unsupported kinds ``status="skipped"``."""
+    row = {"solver": solver.name, "version": solver.version()}
+    reason = solver.unsupported(case)
+    if reason:
+        return {**row, "status": "skipped", "reason": reason}
+    try:
+        S, b = solver.system(case)
+        t_an = time_call(lambda: solver.analyze(case), repeats, 1, budget=budget)
+        t_f = time_call(lambda: solver.factor(case), repeats, 1, budget=budget)
+        t_rf = time_call(lambda: solver.refactor(case), repeats, 1, budget=budget)
+        t_s = time_call(lambda: solver.solve(b), repeats, 1, min_time=1e-3, budget=budget)
+        x = solver.solve(b)
+        stats = solver.stats()
+    except Exception as exc:  # a peer failing is a result, not a crash
+        return {**row, "status": "failed", "reason": f"{type(exc).__name__}: {exc}"[:300]}
+    return {**row, "status": "ok", "reason": "" if solver.has_analyze
+            else "no separate symbolic phase: analyze_s is set-up only",
+            "analyze_s": t_an.best, "factor_s": t_f.best, "refactor_s": t_rf.best,
+            "refactor_median_s": t_rf.median, "solve_s": t_s.best,
+            "solve_median_s": t_s.median, "refactor_solve_s": t_rf.best + t_s.best,
+            "repeats": min(t_rf.repeats, t_s.repeats), "residual": _residual(S, b, x),
+            **stats}
+
+
+def run(suite, families=None, sizes=None, kinds=None, solvers=None, repeats=None,
+        blas_threads: int = 1, progress: bool = True) -> list[dict]:
+    """Run a suite (see :mod:`comparisons.suite`) and return one row per case and solver.
+
+    BLAS threads are pinned to ``blas_threads`` (threadpoolctl) for the whole run.
+    """
+    from contextlib import nullcontext
+
+    from tqdm import tqdm
+
+    from .solvers import make_solvers
+
+    names = tuple(solvers or suite.solvers)
+    make_solvers(names)                                   # fail early on unknown names
+    triples = list(suite.cases(families, sizes, kinds))
+    try:
+        from threadpoolctl import threadpool_limits
+
+        limit = threadpool_limits(limits=blas_threads)
+    except ImportError:
+        limit = nullcontext()
+    rows = []
+    with limit:
+        bar = tqdm(total=len(triples) * len(names), disable=not progress, unit="run",
+                   desc=f"suite {suite.name}")
+        for family, size, kind in triples:
+            case = suite.make_case(family, size, kind)
+            base = {"suite": suite.name, "family": family, "size": size, "kind": kind,
+                    "nodes": case.nodes, "N": case.N}
+            for solver in make_solvers(names):
+                bar.set_postfix_str(f"{family} {size} {kind} {solver.name}")
+                rows.append({**base, **bench_solver(solver, case, repeats or suite.repeats)})
+                bar.update()
+        bar.close()
+    return rows
+
+
+COLUMNS = ("suite", "family", "size", "kind", "nodes", "N", "solver", "version", "status",
+           "reason", "analyze_s", "factor_s", "refactor_s", "refactor_median_s", "solve_s",
+           "solve_median_s", "refactor_solve_s", "repeats", "residual", "factor_nnz",
+           "fill_pairs", "flops", "method")
+
+
+def write_results(rows: list[dict], path, meta: dict) -> None:
+    """Write ``path`` (CSV, :data:`COLUMNS`) and ``path`` with suffix ``.json`` (metadata)."""
+    import csv
+    import json
+    from pathlib import Path
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    path.with_suffix(".json").write_text(json.dumps(meta, indent=2, default=str) + "\n")

@@ -1,0 +1,80 @@
+"""``python -m comparisons list | run --suite S [...] | plot FILE``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from .plot import fill_table, plot_results, ratio_table, read_results
+from .runner import machine_metadata, run, write_results
+from .solvers import SOLVERS, make_solvers
+from .suite import SUITES
+
+
+def _list(_args) -> int:
+    for s in SUITES.values():
+        print(f"suite {s.name}: {s.description}; kinds {', '.join(s.kinds)}; "
+              f"repeats {s.repeats}")
+        for fam, sizes in s.sizes.items():
+            print(f"    {fam:<12} sizes {', '.join(map(str, sizes))}")
+        print(f"    solvers: {', '.join(s.solvers)}")
+    print("solvers (availability):")
+    for name, solver in zip(SOLVERS, make_solvers(SOLVERS), strict=True):
+        print(f"    {name:<32} {solver.version() or '-'}")
+    return 0
+
+
+def _run(args) -> int:
+    suite = SUITES[args.suite]
+    t0 = time.perf_counter()
+    rows = run(suite, families=args.families, sizes=args.sizes, kinds=args.kinds,
+               solvers=args.solvers, repeats=args.repeats)
+    out = Path(args.out or f"results/{suite.name}.csv")
+    meta = {**machine_metadata(), "suite": suite.name, "argv": sys.argv,
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "blas_threads": 1,
+            "seconds": round(time.perf_counter() - t0, 1)}
+    write_results(rows, out, meta)
+    bad = [r for r in rows if r["status"] == "failed"]
+    print(f"{len(rows)} rows ({len(bad)} failed, "
+          f"{sum(r['status'] == 'skipped' for r in rows)} skipped) -> {out}, "
+          f"{out.with_suffix('.json')}")
+    for r in bad:
+        print(f"  failed: {r['family']} {r['size']} {r['kind']} {r['solver']}: {r['reason']}")
+    return 0
+
+
+def _plot(args) -> int:
+    rows = read_results(args.file)
+    out = Path(args.out or Path(args.file).parent)
+    stem = Path(args.file).stem
+    paths = plot_results(rows, out, stem=stem)
+    tables = out / f"{stem}_tables.md"
+    tables.write_text("# Factor entries (fill block pairs)\n\n" + fill_table(rows)
+                      + "\n\n# Time ratios\n\n" + ratio_table(rows) + "\n")
+    print(f"{len(paths)} plots and {tables.name} -> {out}")
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m comparisons", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="suites and solvers")
+    r = sub.add_parser("run", help="run a suite, write CSV + JSON metadata")
+    r.add_argument("--suite", choices=sorted(SUITES), default="default")
+    r.add_argument("--families", nargs="+", metavar="FAMILY")
+    r.add_argument("--sizes", nargs="+", type=int, metavar="SIZE")
+    r.add_argument("--kinds", nargs="+", choices=("spd", "unsymmetric", "kkt"))
+    r.add_argument("--solvers", nargs="+", metavar="SOLVER", help=f"from {sorted(SOLVERS)}")
+    r.add_argument("--repeats", type=int)
+    r.add_argument("--out", help="CSV path (default results/SUITE.csv)")
+    pl = sub.add_parser("plot", help="plots and tables from a results CSV")
+    pl.add_argument("file")
+    pl.add_argument("--out", help="output directory (default: next to the CSV)")
+    args = p.parse_args(argv)
+    return {"list": _list, "run": _run, "plot": _plot}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""Plots and tables from a results CSV: time vs nodes per family and kind (log-log, one line per
+solver), and a fill / ratio table in Markdown."""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from pathlib import Path
+
+__all__ = ["read_results", "plot_results", "fill_table", "ratio_table"]
+
+REFERENCE_PEER = "cholmod"
+
+
+def read_results(path) -> list[dict]:
+    with Path(path).open() as fh:
+        return list(csv.DictReader(fh))
+
+
+def _ok(rows):
+    return [r for r in rows if r["status"] == "ok"]
+
+
+def plot_results(rows: list[dict], out_dir, stem: str = "comparison",
+                 metric: str = "refactor_solve_s") -> list[Path]:
+    """One PNG per (family, kind): ``metric`` in ms vs graph nodes, log-log."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    groups = defaultdict(list)
+    for r in _ok(rows):
+        groups[(r["family"], r["kind"])].append(r)
+    paths = []
+    for (family, kind), rs in sorted(groups.items()):
+        fig, ax = plt.subplots(figsize=(6.4, 4.4), constrained_layout=True)
+        by_solver = defaultdict(list)
+        for r in rs:
+            by_solver[(r["solver"], r["version"])].append(r)
+        for (solver, version), pts in sorted(by_solver.items()):
+            pts.sort(key=lambda r: int(r["nodes"]))
+            style = "-" if solver.startswith("graphsolve") else "--"
+            ax.plot([int(r["nodes"]) for r in pts], [float(r[metric]) * 1e3 for r in pts],
+                    style, marker="o", ms=3, label=f"{solver} {version}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("graph nodes")
+        ax.set_ylabel(f"{metric.removesuffix('_s').replace('_', ' + ')} time, best of N [ms]")
+        ax.set_title(f"{family}, kind {kind}: 6×6 blocks, 1 BLAS thread", fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6.5, ncol=2)
+        path = out_dir / f"{stem}_{family}_{kind}.png"
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def fill_table(rows: list[dict]) -> str:
+    """Markdown: stored factor entries (and fill block pairs for graphsolve) per case."""
+    ok = _ok(rows)
+    solvers = sorted({r["solver"] for r in ok})
+    cases = sorted({(r["family"], r["kind"], int(r["size"]), int(r["nodes"])) for r in ok})
+    at = {(r["family"], r["kind"], int(r["size"]), r["solver"]): r for r in ok}
+    lines = ["| family | kind | size | nodes | " + " | ".join(solvers) + " |",
+             "|" + "---|" * (4 + len(solvers))]
+    for fam, kind, size, nodes in cases:
+        cells = []
+        for s in solvers:
+            r = at.get((fam, kind, size, s))
+            if r is None or not r.get("factor_nnz"):
+                cells.append("")
+            else:
+                fill = f" ({r['fill_pairs']} fill)" if r.get("fill_pairs") not in (None, "") \
+                    else ""
+                cells.append(f"{int(float(r['factor_nnz']))}{fill}")
+        lines.append(f"| {fam} | {kind} | {size} | {nodes} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def ratio_table(rows: list[dict], solver: str = "graphsolve-brudigam-compiled",
+                metric: str = "refactor_solve_s") -> str:
+    """Markdown: ``solver``'s time divided by every other solver's, per case (< 1: faster)."""
+    ok = _ok(rows)
+    at = {(r["family"], r["kind"], int(r["size"]), r["solver"]): float(r[metric]) for r in ok}
+    peers = sorted({r["solver"] for r in ok} - {solver})
+    cases = sorted({(r["family"], r["kind"], int(r["size"]), int(r["nodes"])) for r in ok})
+    lines = [f"{metric} of {solver} / peer (below 1: {solver} faster)", "",
+             "| family | kind | size | nodes | " + " | ".join(peers) + " |",
+             "|" + "---|" * (4 + len(peers))]
+    for fam, kind, size, nodes in cases:
+        mine = at.get((fam, kind, size, solver))
+        cells = [f"{mine / at[(fam, kind, size, p)]:.2f}" if mine and (fam, kind, size, p) in at
+                 else "" for p in peers]
+        lines.append(f"| {fam} | {kind} | {size} | {nodes} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
