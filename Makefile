@@ -21,6 +21,7 @@ $(STAMP): pyproject.toml scripts/install-system-deps.sh
 figures: $(STAMP)
 	$(BIN)/python -m comparisons run --suite default --out results/default.csv
 	$(BIN)/python -m comparisons plot results/default.csv --out paper_figures/out
+	$(BIN)/python -m comparisons batch --out results/batch.csv
 	$(BIN)/python -m paper_figures $(FIGURE_ARGS)
 
 test: $(STAMP)

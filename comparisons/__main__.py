@@ -1,8 +1,9 @@
-"""``python -m comparisons list | run --suite S [...] | plot FILE``."""
+"""``python -m comparisons list | run --suite S [...] | plot FILE | batch``."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -57,6 +58,29 @@ def _plot(args) -> int:
     return 0
 
 
+def _batch(args) -> int:
+    import csv
+
+    from .batch import run_batch
+
+    rows = run_batch(repeats=args.repeats or 5)
+    out = Path(args.out or "results/batch.csv")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    out.with_suffix(".json").write_text(json.dumps(
+        {**machine_metadata(), "argv": sys.argv, "date": time.strftime("%Y-%m-%d %H:%M:%S")},
+        indent=2, default=str) + "\n")
+    for r in rows:
+        print(f"  {r['family']:>7} {r['size']:>4} B={r['batch']:<5} threads={r['threads']}: "
+              f"batch {r['per_matrix_batch_us']:8.1f} us/matrix, loop "
+              f"{r['per_matrix_loop_us']:8.1f} us/matrix, speed-up {r['speedup']:.2f}x")
+    print(f"-> {out}")
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m comparisons", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -69,11 +93,14 @@ def main(argv=None) -> int:
     r.add_argument("--solvers", nargs="+", metavar="SOLVER", help=f"from {sorted(SOLVERS)}")
     r.add_argument("--repeats", type=int)
     r.add_argument("--out", help="CSV path (default results/SUITE.csv)")
+    bt = sub.add_parser("batch", help="batched factorization vs a loop of single ones")
+    bt.add_argument("--repeats", type=int)
+    bt.add_argument("--out", help="CSV path (default results/batch.csv)")
     pl = sub.add_parser("plot", help="plots and tables from a results CSV")
     pl.add_argument("file")
     pl.add_argument("--out", help="output directory (default: next to the CSV)")
     args = p.parse_args(argv)
-    return {"list": _list, "run": _run, "plot": _plot}[args.command](args)
+    return {"list": _list, "run": _run, "plot": _plot, "batch": _batch}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ Two levels of API::
 """
 
 from . import dense, generators
+from .batch import BatchFactorization, factorize_batch
 from .errors import (
     GraphError,
     GraphSolveError,
@@ -28,6 +29,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Analysis",
+    "BatchFactorization",
     "BlockMatrix",
     "Factorization",
     "GraphError",
@@ -41,6 +43,7 @@ __all__ = [
     "analyze",
     "dense",
     "factorize",
+    "factorize_batch",
     "factorized",
     "generators",
     "random_block_matrix",

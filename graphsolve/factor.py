@@ -18,7 +18,7 @@ from .kernels import KERNELS
 from .matrix import BlockMatrix, block_coordinates
 from .ordering import Analysis, analyze
 
-__all__ = ["Factorization", "factorize", "solve", "factorized", "BACKENDS"]
+__all__ = ["Factorization", "factorize", "solve", "factorized", "gather_map", "BACKENDS"]
 
 BACKENDS = ("auto", *KERNELS)
 #: Relative tolerance of the symmetry check of ``method="ldlt"``.
@@ -110,26 +110,9 @@ class Factorization:
         }
 
     def _layout(self, A: BlockMatrix) -> tuple[np.ndarray, ...]:
-        """Gather map of ``A``'s layout into the factor buffers, cached per layout:
-        ``L[dst_l] = A.data[src_l]``, ``U[dst_u] = A.data[src_u]``, plus the transpose index
-        of ``A.data`` for the LDLᵀ symmetry check (checks the pattern once per layout)."""
         key = A.block_sizes.tobytes() + A.edges.tobytes()
         if key not in self._maps:
-            an = self.analysis
-            _check_compatible(A, an)
-            n = an.n_nodes
-            i, j = A.edges[:, 0], A.edges[:, 1]
-            lower = an.position[i] > an.position[j]          # block (i, j) lies in L
-            par, chi = np.where(lower, i, j), np.where(lower, j, i)
-            fe_keys = an.fe_parent * n + an.fe_child
-            sorter = np.argsort(fe_keys)
-            e = sorter[np.searchsorted(fe_keys, par * n + chi, sorter=sorter)]
-            length = A.block_sizes[i] * A.block_sizes[j]
-            src = np.arange(A.edge_ptr[0], A.edge_ptr[-1])
-            dst = np.repeat(an.fe_ptr[e] - A.edge_ptr[:-1], length) + src
-            in_l = np.repeat(lower, length)
-            transpose = A.transpose_index() if self.method == "ldlt" else None
-            self._maps[key] = (src[in_l], dst[in_l], src[~in_l], dst[~in_l], transpose)
+            self._maps[key] = gather_map(A, self.analysis, self.method == "ldlt")
         return self._maps[key]
 
     # ------------------------------------------------------------------ solves
@@ -332,6 +315,27 @@ def factorized(S, block_sizes, graph=None, **kwargs) -> Callable[[np.ndarray], n
 
 
 # ---------------------------------------------------------------------- helpers
+def gather_map(A: BlockMatrix, an: Analysis, transpose: bool) -> tuple:
+    """Where the values of ``A``'s layout go in the factor buffers of ``an``:
+    ``L[dst_l] = A.data[src_l]``, ``U[dst_u] = A.data[src_u]`` (the diagonal section is copied
+    as it is), plus the transpose index of ``A.data`` for the LDLᵀ symmetry check when
+    ``transpose``. Checks that ``A`` fits the analysed pattern (PatternError, ShapeError)."""
+    _check_compatible(A, an)
+    n = an.n_nodes
+    i, j = A.edges[:, 0], A.edges[:, 1]
+    lower = an.position[i] > an.position[j]          # block (i, j) lies in L
+    par, chi = np.where(lower, i, j), np.where(lower, j, i)
+    fe_keys = an.fe_parent * n + an.fe_child
+    sorter = np.argsort(fe_keys)
+    e = sorter[np.searchsorted(fe_keys, par * n + chi, sorter=sorter)]
+    length = A.block_sizes[i] * A.block_sizes[j]
+    src = np.arange(A.edge_ptr[0], A.edge_ptr[-1])
+    dst = np.repeat(an.fe_ptr[e] - A.edge_ptr[:-1], length) + src
+    in_l = np.repeat(lower, length)
+    t = A.transpose_index() if transpose else None
+    return src[in_l], dst[in_l], src[~in_l], dst[~in_l], t
+
+
 def _check_compatible(A: BlockMatrix, an: Analysis) -> None:
     if not isinstance(A, BlockMatrix):
         raise GraphSolveError(f"expected a BlockMatrix, got {type(A).__name__}")

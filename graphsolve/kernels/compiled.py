@@ -15,11 +15,11 @@ swap applied at step ``k``), and the singularity rule is the shared
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, get_thread_id, njit, prange
 
 from .reference import PIVOT_RTOL
 
-__all__ = ["factor", "solve", "work_buffers"]
+__all__ = ["factor", "solve", "factor_batch", "solve_batch", "work_buffers"]
 
 # Reassociation and contraction let LLVM vectorize the small loops; "nnan"/"ninf" are left out
 # so the finiteness checks of the singular-pivot rule are kept.
@@ -292,3 +292,53 @@ def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
     _solve(an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_parent, an.fe_child, an.fe_ptr,
            an.child_ptr, an.parent_ptr, an.parent_edges, Dlu, piv, L, U, x.reshape(-1),
            x.shape[1], bool(symmetric))
+
+
+# ---------------------------------------------------------------------- batched kernels
+@njit(cache=True, error_model="numpy", parallel=True)
+def _factor_batch(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr,
+                  sched_ic2, sched_c1c2, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status,
+                  counts):
+    """Items in parallel (numba threads); ``w1``, ``w2`` hold one work row per thread."""
+    for b in prange(D.shape[0]):
+        t = get_thread_id()
+        st, scalings, updates = _factor(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr,
+                                        child_ptr, sched_ptr, sched_ic2, sched_c1c2, D[b],
+                                        Dlu[b], piv[b], L[b], U[b], symmetric, w1[t], w2[t],
+                                        rtol)
+        status[b] = st
+        counts[b, 0] = scalings
+        counts[b, 1] = updates
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def _solve_batch(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                 parent_ptr, parent_edges, Dlu, piv, L, U, x, nrhs, symmetric):
+    for b in prange(x.shape[0]):
+        _solve(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
+               parent_edges, Dlu[b], piv[b], L[b], U[b], x[b], nrhs, symmetric)
+
+
+def factor_batch(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[np.ndarray, dict]:
+    """Factor a batch: every buffer has a leading batch axis; items run in parallel on numba's
+    threads (``numba.set_num_threads``). Returns the status of every matrix (-1 or the
+    position of its first singular pivot) and the block operations per matrix. ``work`` is
+    ignored (one work row per thread is allocated per call)."""
+    m = int(an.block_sizes.max())
+    threads = get_num_threads()
+    w1, w2 = np.empty((threads, m * m)), np.empty((threads, m * m))
+    status = np.empty(D.shape[0], dtype=np.int64)
+    counts = np.zeros((D.shape[0], 2), dtype=np.int64)
+    _factor_batch(an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_child, an.fe_ptr,
+                  an.child_ptr, an.sched_ptr, an.sched_ic2, an.sched_c1c2, D, Dlu, piv, L, U,
+                  bool(symmetric), w1, w2, PIVOT_RTOL, status, counts)
+    return status, {"pivots": an.n_nodes, "scalings": int(counts[0, 0]),
+                    "updates": int(counts[0, 1])}
+
+
+def solve_batch(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
+    """Solve a batch in place; ``x`` C-contiguous ``(B, N, k)``."""
+    B, N, k = x.shape
+    _solve_batch(an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_parent, an.fe_child,
+                 an.fe_ptr, an.child_ptr, an.parent_ptr, an.parent_edges, Dlu, piv, L, U,
+                 x.reshape(B, N * k), k, bool(symmetric))

@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 
-__all__ = ["factor", "solve", "pivot_is_singular", "PIVOT_RTOL"]
+__all__ = ["factor", "solve", "factor_batch", "solve_batch", "pivot_is_singular", "PIVOT_RTOL"]
 
 #: A pivot block ``P`` of size ``s`` counts as singular when the smallest ``|u_kk|`` of its LU
 #: factors is at most ``PIVOT_RTOL * s * max|P|`` (or anything is non-finite).
@@ -131,3 +131,18 @@ def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
             Uip = (_blk(L, fe_ptr, e, s[p], si).T if symmetric
                    else _blk(U, fe_ptr, e, si, s[p]))
             xi -= Uip @ x[x_ptr[p]:x_ptr[p + 1]]
+
+
+def factor_batch(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[np.ndarray, dict]:
+    """:func:`factor` for every matrix of a batch (leading axis of every buffer)."""
+    status = np.empty(D.shape[0], dtype=np.int64)
+    counts: dict = {}
+    for b in range(D.shape[0]):
+        status[b], counts = factor(an, D[b], Dlu[b], piv[b], L[b], U[b], symmetric)
+    return status, counts
+
+
+def solve_batch(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
+    """:func:`solve` for every matrix of a batch; ``x`` of shape ``(B, N, k)``."""
+    for b in range(x.shape[0]):
+        solve(an, Dlu[b], piv[b], L[b], U[b], x[b], symmetric)

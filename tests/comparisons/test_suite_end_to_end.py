@@ -80,3 +80,10 @@ def test_command_line_run_and_plot(tmp_path):
     assert (tmp_path / "tiny_path_spd.png").exists()
     assert "graphsolve" in (tmp_path / "tiny_tables.md").read_text()
     assert main(["list"]) == 0
+
+
+def test_batch_benchmark_tiny():
+    from comparisons.batch import run_batch
+
+    rows = run_batch(cases=(("path", 5, 4),), repeats=1, progress=False)
+    assert rows and all(r["max_diff"] < 1e-12 and r["speedup"] > 0 for r in rows)
