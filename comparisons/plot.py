@@ -32,8 +32,12 @@ def plot_results(rows: list[dict], out_dir, stem: str = "comparison",
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     groups = defaultdict(list)
-    for r in _ok(rows):
-        groups[(r["family"], r["kind"])].append(r)
+    missing = defaultdict(set)                    # solvers that failed or were skipped
+    for r in rows:
+        if r["status"] == "ok":
+            groups[(r["family"], r["kind"])].append(r)
+        else:
+            missing[(r["family"], r["kind"])].add(f"{r['solver']} ({r['status']})")
     paths = []
     for (family, kind), rs in sorted(groups.items()):
         fig, ax = plt.subplots(figsize=(6.4, 4.4), constrained_layout=True)
@@ -52,6 +56,9 @@ def plot_results(rows: list[dict], out_dir, stem: str = "comparison",
         ax.set_title(f"{family}, kind {kind}: 6×6 blocks, 1 BLAS thread", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=6.5, ncol=2)
+        if missing[(family, kind)]:
+            fig.text(0.01, 0.005, "not shown: " + ", ".join(sorted(missing[(family, kind)])),
+                     fontsize=6, color="dimgray")
         path = out_dir / f"{stem}_{family}_{kind}.png"
         fig.savefig(path, dpi=120)
         plt.close(fig)

@@ -290,6 +290,9 @@ class DenseBlockLDUSolver(Solver):
     def solve(self, b):
         return self.lu.solve(b)
 
+    def stats(self):
+        return {"factor_nnz": int(self.dense.size), "method": "ldu"}
+
 
 def _registry() -> dict[str, callable]:
     reg = {}

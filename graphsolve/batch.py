@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .errors import GraphSolveError, NonFiniteError, ShapeError, SingularBlockError
-from .factor import LDLT_SYMMETRY_RTOL, gather_map
+from .factor import LDLT_SYMMETRY_RTOL, GatherMap
 from .kernels import KERNELS
 from .matrix import BlockMatrix
 from .ordering import Analysis, analyze
@@ -42,7 +42,7 @@ class BatchFactorization:
         self.backend = backend
         self._kernel = KERNELS[backend]
         self._work = (self._kernel.work_buffers(analysis) if backend == "compiled" else None)
-        self._map = gather_map(A, analysis, method == "ldlt")
+        self._map = GatherMap(A, analysis, transpose=method == "ldlt")
         self.batch_size = 0
         self._valid = False
 
@@ -65,7 +65,8 @@ class BatchFactorization:
         if not finite.all():
             raise NonFiniteError(f"batch item {int(np.flatnonzero(~finite)[0])} contains "
                                  "NaN or inf")
-        src_l, dst_l, src_u, dst_u, t = self._map
+        src_l, dst_l, src_u, dst_u = self._map.elements
+        t = self._map.transpose
         if self.method == "ldlt":
             scale = np.abs(values).max(axis=1, keepdims=True)
             bad = (np.abs(values - values[:, t]) > LDLT_SYMMETRY_RTOL * scale).any(axis=1)

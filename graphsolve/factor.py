@@ -18,7 +18,7 @@ from .kernels import KERNELS
 from .matrix import BlockMatrix, block_coordinates
 from .ordering import Analysis, analyze
 
-__all__ = ["Factorization", "factorize", "solve", "factorized", "gather_map", "BACKENDS"]
+__all__ = ["Factorization", "factorize", "solve", "factorized", "GatherMap", "BACKENDS"]
 
 BACKENDS = ("auto", *KERNELS)
 #: Relative tolerance of the symmetry check of ``method="ldlt"``.
@@ -52,7 +52,7 @@ class Factorization:
         self._U = np.zeros_like(self._L)
         self._kernel = KERNELS[backend]
         self._work = self._kernel.work_buffers(analysis) if backend == "compiled" else None
-        self._maps: dict[bytes, tuple] = {}  # layout of A -> gather map (see _layout)
+        self._maps: dict[bytes, GatherMap] = {}  # layout of A -> its gather map
         self._valid = False
         self._counts: dict = {}
 
@@ -76,19 +76,12 @@ class Factorization:
         an = self.analysis
         if not isinstance(A, BlockMatrix):
             raise GraphSolveError(f"expected a BlockMatrix, got {type(A).__name__}")
-        src_l, dst_l, src_u, dst_u, transpose = self._layout(A)
-        A.check_finite()
+        if not self._kernel.load(A.data, self._layout(A), self._D, self._L, self._U):
+            A.check_finite()                      # raises, naming the block
         if self.method == "ldlt":
-            d = A.data
-            scale = np.max(np.abs(d))
-            if np.any(np.abs(d - d[transpose]) > LDLT_SYMMETRY_RTOL * scale):
-                raise GraphSolveError(_asymmetry_message(A, transpose))
-        n_diag = int(A.diag_ptr[-1])
-        self._D[:] = A.data[:n_diag]
-        self._L[:] = 0.0
-        self._U[:] = 0.0
-        self._L[dst_l] = A.data[src_l]
-        self._U[dst_u] = A.data[src_u]
+            worst, scale = self._kernel.max_asymmetry(an, self._D, self._L, self._U)
+            if worst > LDLT_SYMMETRY_RTOL * scale:
+                raise GraphSolveError(_asymmetry_message(A, A.transpose_index()))
         status, self._counts = self._kernel.factor(an, self._D, self._Dlu, self._piv, self._L,
                                                    self._U, self.method == "ldlt", self._work)
         if status >= 0:
@@ -109,10 +102,10 @@ class Factorization:
             "flops": an.flops(self.method), "block_ops": dict(self._counts),
         }
 
-    def _layout(self, A: BlockMatrix) -> tuple[np.ndarray, ...]:
+    def _layout(self, A: BlockMatrix) -> GatherMap:
         key = A.block_sizes.tobytes() + A.edges.tobytes()
         if key not in self._maps:
-            self._maps[key] = gather_map(A, self.analysis, self.method == "ldlt")
+            self._maps[key] = GatherMap(A, self.analysis)
         return self._maps[key]
 
     # ------------------------------------------------------------------ solves
@@ -315,25 +308,43 @@ def factorized(S, block_sizes, graph=None, **kwargs) -> Callable[[np.ndarray], n
 
 
 # ---------------------------------------------------------------------- helpers
-def gather_map(A: BlockMatrix, an: Analysis, transpose: bool) -> tuple:
-    """Where the values of ``A``'s layout go in the factor buffers of ``an``:
-    ``L[dst_l] = A.data[src_l]``, ``U[dst_u] = A.data[src_u]`` (the diagonal section is copied
-    as it is), plus the transpose index of ``A.data`` for the LDLᵀ symmetry check when
-    ``transpose``. Checks that ``A`` fits the analysed pattern (PatternError, ShapeError)."""
-    _check_compatible(A, an)
-    n = an.n_nodes
-    i, j = A.edges[:, 0], A.edges[:, 1]
-    lower = an.position[i] > an.position[j]          # block (i, j) lies in L
-    par, chi = np.where(lower, i, j), np.where(lower, j, i)
-    fe_keys = an.fe_parent * n + an.fe_child
-    sorter = np.argsort(fe_keys)
-    e = sorter[np.searchsorted(fe_keys, par * n + chi, sorter=sorter)]
-    length = A.block_sizes[i] * A.block_sizes[j]
-    src = np.arange(A.edge_ptr[0], A.edge_ptr[-1])
-    dst = np.repeat(an.fe_ptr[e] - A.edge_ptr[:-1], length) + src
-    in_l = np.repeat(lower, length)
-    t = A.transpose_index() if transpose else None
-    return src[in_l], dst[in_l], src[~in_l], dst[~in_l], t
+class GatherMap:
+    """Where the values of one matrix layout go in the factor buffers of an analysis.
+
+    The diagonal section of ``A.data`` is copied as it is to ``D``; every off-diagonal block
+    ``b`` of ``A`` is the contiguous run ``A.data[src[b]:src[b] + length[b]]`` and lands in
+    ``U`` (``upper[b]``) or ``L`` at ``dst[b]``. :attr:`elements` gives the same map entry by
+    entry (for NumPy fancy indexing); ``transpose`` is the transpose index of ``A.data`` when
+    requested (batch LDLᵀ symmetry check).
+    """
+
+    def __init__(self, A: BlockMatrix, an: Analysis, transpose: bool = False):
+        _check_compatible(A, an)
+        n = an.n_nodes
+        i, j = A.edges[:, 0], A.edges[:, 1]
+        lower = an.position[i] > an.position[j]          # block (i, j) lies in L
+        par, chi = np.where(lower, i, j), np.where(lower, j, i)
+        fe_keys = an.fe_parent * n + an.fe_child
+        sorter = np.argsort(fe_keys)
+        e = sorter[np.searchsorted(fe_keys, par * n + chi, sorter=sorter)]
+        self.n_diag = int(A.diag_ptr[-1])
+        self.src = np.ascontiguousarray(A.edge_ptr[:-1])
+        self.dst = np.ascontiguousarray(an.fe_ptr[e])
+        self.length = (A.block_sizes[i] * A.block_sizes[j]).astype(np.int64)
+        self.upper = ~lower
+        self.transpose = A.transpose_index() if transpose else None
+        self._elements = None
+
+    @property
+    def elements(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(src_l, dst_l, src_u, dst_u)``: ``L[dst_l] = data[src_l]``, same for ``U``."""
+        if self._elements is None:
+            src = np.arange(self.src[0], self.src[0] + self.length.sum()) if self.length.size \
+                else np.zeros(0, np.int64)
+            dst = np.repeat(self.dst - self.src, self.length) + src
+            up = np.repeat(self.upper, self.length)
+            self._elements = (src[~up], dst[~up], src[up], dst[up])
+        return self._elements
 
 
 def _check_compatible(A: BlockMatrix, an: Analysis) -> None:

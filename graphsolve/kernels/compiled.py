@@ -15,11 +15,12 @@ swap applied at step ``k``), and the singularity rule is the shared
 from __future__ import annotations
 
 import numpy as np
-from numba import get_num_threads, get_thread_id, njit, prange
+from numba import get_num_threads, get_thread_id, literally, njit, prange
 
 from .reference import PIVOT_RTOL
 
-__all__ = ["factor", "solve", "factor_batch", "solve_batch", "work_buffers"]
+__all__ = ["factor", "solve", "factor_batch", "solve_batch", "load", "max_asymmetry",
+           "work_buffers"]
 
 # Reassociation and contraction let LLVM vectorize the small loops; "nnan"/"ninf" are left out
 # so the finiteness checks of the singular-pivot rule are kept.
@@ -27,7 +28,7 @@ _FAST = {"reassoc", "contract", "nsz", "arcp"}
 
 
 # ---------------------------------------------------------------------- small dense helpers
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _lu_inplace(a, piv, s):
     """LU with partial pivoting of the s×s row-major matrix ``a`` (flat view), in place.
     Returns min |u_kk| (0 for an exactly singular or non-finite block)."""
@@ -61,7 +62,7 @@ def _lu_inplace(a, piv, s):
     return umin
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _lu_solve_left(lu, piv, s, x, ncol):
     """x (s × ncol, flat row-major) <- D⁻¹ x."""
     for k in range(s):
@@ -86,7 +87,7 @@ def _lu_solve_left(lu, piv, s, x, ncol):
             x[r * ncol + j] *= inv
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _lu_solve_trans_left(lu, piv, s, x, ncol):
     """x (s × ncol, flat row-major) <- D⁻ᵀ x, with P D = L U: Dᵀ = Uᵀ Lᵀ P, so solve with Uᵀ,
     then Lᵀ, then undo the row swaps in reverse order. Rows are contiguous (vectorizes)."""
@@ -112,7 +113,7 @@ def _lu_solve_trans_left(lu, piv, s, x, ncol):
                 x[p * ncol + j] = tmp
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _lu_solve_right(lu, piv, s, y, nrow, work):
     """y (nrow × s, flat row-major) <- y D⁻¹ = (D⁻ᵀ yᵀ)ᵀ, through ``work`` (s × nrow)."""
     for r in range(nrow):
@@ -124,7 +125,7 @@ def _lu_solve_right(lu, piv, s, y, nrow, work):
             y[r * s + c] = work[c * nrow + r]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _matmul(a, b, out, m, k, n):
     """out (m×n) = a (m×k) @ b (k×n), all flat row-major."""
     for i in range(m):
@@ -136,7 +137,7 @@ def _matmul(a, b, out, m, k, n):
                 out[i * n + j] += f * b[t * n + j]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _sub_matmul(c, a, b, m, k, n, b_transposed):
     """c (m×n) -= a (m×k) @ b (k×n), or @ bᵀ with b stored (n×k) when ``b_transposed``."""
     if b_transposed:                        # row-by-row dot products: contiguous in a and b
@@ -167,24 +168,29 @@ def _sub_matmul(c, a, b, m, k, n, b_transposed):
 
 # ---------------------------------------------------------------------- kernels
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _factor(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr, sched_ic2,
-            sched_c1c2, D, Dlu, piv, L, U, symmetric, w1, w2, rtol):
+def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS):
+    """Alg. 3 over the flat buffers; ``sym`` packs the analysis arrays (:func:`_sym`).
+    ``BS`` > 0 says every block is BS×BS: compiled as a constant (through the ``_factor_BS``
+    entry points), the inlined small loops get fixed trip counts."""
+    literally(BS)
+    order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr, sched_ic2, \
+        sched_c1c2 = sym
     n_updates = 0
     n_scalings = 0
     for k in range(order.size):
         i = order[k]
-        si = sizes[i]
+        si = sizes[i] if BS == 0 else BS
         Di = D[d_ptr[i]:d_ptr[i + 1]]
         for e in range(child_ptr[k], child_ptr[k + 1]):
             c1 = fe_child[e]
-            sc = sizes[c1]
+            sc = sizes[c1] if BS == 0 else BS
             T = L[fe_ptr[e]:fe_ptr[e + 1]]
             S = U[fe_ptr[e]:fe_ptr[e + 1]]
             for t in range(sched_ptr[e], sched_ptr[e + 1]):
                 e_ic2 = sched_ic2[t]
                 e_c1c2 = sched_c1c2[t]
                 c2 = fe_child[e_ic2]
-                s2 = sizes[c2]
+                s2 = sizes[c2] if BS == 0 else BS
                 Dc2 = D[d_ptr[c2]:d_ptr[c2 + 1]]
                 L_ic2 = L[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]]
                 L_c1c2 = L[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]]
@@ -235,6 +241,21 @@ def _factor(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr, 
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _factor_0(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol):
+    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 0)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _factor_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol):
+    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 3)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _factor_6(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol):
+    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _solve(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
            parent_edges, Dlu, piv, L, U, x, nrhs, symmetric):
     for k in range(order.size):                                     # Alg. 4 lines 1-6
@@ -267,6 +288,17 @@ def _solve(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, p
 
 
 # ---------------------------------------------------------------------- Python signatures
+#: Block sizes that get kernels compiled with the size as a constant (unrolled small loops).
+SPECIALIZED_SIZES = (3, 6)
+
+
+def uniform_size(an) -> int:
+    """The common block size when every block has it and it is specialized, else 0."""
+    s = an.block_sizes
+    first = int(s[0])
+    return first if first in SPECIALIZED_SIZES and bool(np.all(s == first)) else 0
+
+
 def work_buffers(an) -> tuple[np.ndarray, np.ndarray]:
     """Two work buffers of ``max_size²`` for :func:`factor` (allocated once per
     factorization)."""
@@ -274,13 +306,19 @@ def work_buffers(an) -> tuple[np.ndarray, np.ndarray]:
     return np.empty(m * m), np.empty(m * m)
 
 
+def _sym(an) -> tuple:
+    return (an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_child, an.fe_ptr, an.child_ptr,
+            an.sched_ptr, an.sched_ic2, an.sched_c1c2)
+
+
+_FACTOR = {0: _factor_0, 3: _factor_3, 6: _factor_6}
+
+
 def factor(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[int, dict]:
     """Compiled :func:`graphsolve.kernels.reference.factor` (same arguments and results)."""
     w1, w2 = work if work is not None else work_buffers(an)
-    status, scalings, updates = _factor(
-        an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_child, an.fe_ptr, an.child_ptr,
-        an.sched_ptr, an.sched_ic2, an.sched_c1c2, D, Dlu, piv, L, U, bool(symmetric), w1, w2,
-        PIVOT_RTOL)
+    status, scalings, updates = _FACTOR[uniform_size(an)](
+        _sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2, PIVOT_RTOL)
     pivots = an.n_nodes if status < 0 else int(status) + 1
     return int(status), {"pivots": pivots, "scalings": int(scalings), "updates": int(updates)}
 
@@ -296,19 +334,34 @@ def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
 
 # ---------------------------------------------------------------------- batched kernels
 @njit(cache=True, error_model="numpy", parallel=True)
-def _factor_batch(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr,
-                  sched_ic2, sched_c1c2, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status,
-                  counts):
+def _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, BS):
     """Items in parallel (numba threads); ``w1``, ``w2`` hold one work row per thread."""
+    literally(BS)
     for b in prange(D.shape[0]):
         t = get_thread_id()
-        st, scalings, updates = _factor(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr,
-                                        child_ptr, sched_ptr, sched_ic2, sched_c1c2, D[b],
-                                        Dlu[b], piv[b], L[b], U[b], symmetric, w1[t], w2[t],
-                                        rtol)
+        st, scalings, updates = _factor(sym, D[b], Dlu[b], piv[b], L[b], U[b], symmetric,
+                                        w1[t], w2[t], rtol, BS)
         status[b] = st
         counts[b, 0] = scalings
         counts[b, 1] = updates
+
+
+@njit(cache=True, error_model="numpy")
+def _factor_batch_0(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts):
+    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 0)
+
+
+@njit(cache=True, error_model="numpy")
+def _factor_batch_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts):
+    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 3)
+
+
+@njit(cache=True, error_model="numpy")
+def _factor_batch_6(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts):
+    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 6)
+
+
+_FACTOR_BATCH = {0: _factor_batch_0, 3: _factor_batch_3, 6: _factor_batch_6}
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
@@ -329,9 +382,8 @@ def factor_batch(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[np.
     w1, w2 = np.empty((threads, m * m)), np.empty((threads, m * m))
     status = np.empty(D.shape[0], dtype=np.int64)
     counts = np.zeros((D.shape[0], 2), dtype=np.int64)
-    _factor_batch(an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_child, an.fe_ptr,
-                  an.child_ptr, an.sched_ptr, an.sched_ic2, an.sched_c1c2, D, Dlu, piv, L, U,
-                  bool(symmetric), w1, w2, PIVOT_RTOL, status, counts)
+    _FACTOR_BATCH[uniform_size(an)](_sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2,
+                                    PIVOT_RTOL, status, counts)
     return status, {"pivots": an.n_nodes, "scalings": int(counts[0, 0]),
                     "updates": int(counts[0, 1])}
 
@@ -342,3 +394,60 @@ def solve_batch(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
     _solve_batch(an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_parent, an.fe_child,
                  an.fe_ptr, an.child_ptr, an.parent_ptr, an.parent_edges, Dlu, piv, L, U,
                  x.reshape(B, N * k), k, bool(symmetric))
+
+
+# ---------------------------------------------------------------------- loading values
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _load(values, n_diag, src, dst, length, upper, D, L, U):
+    """Copy block by block; returns the sum of ``v * 0`` over all values, which is NaN iff
+    some value is NaN or infinite (a reduction that vectorizes, unlike a branchy check)."""
+    D[:] = values[:n_diag]
+    L[:] = 0.0
+    U[:] = 0.0
+    for b in range(src.size):
+        s0, d0, n = src[b], dst[b], length[b]
+        if upper[b]:
+            U[d0:d0 + n] = values[s0:s0 + n]
+        else:
+            L[d0:d0 + n] = values[s0:s0 + n]
+    poison = 0.0
+    for q in range(values.size):
+        poison += values[q] * 0.0
+    return poison
+
+
+def load(values, gmap, D, L, U) -> bool:
+    """Compiled :func:`graphsolve.kernels.reference.load` (copies block by block)."""
+    return bool(_load(values, gmap.n_diag, gmap.src, gmap.dst, gmap.length, gmap.upper,
+                      D, L, U) == 0.0)
+
+
+@njit(cache=True, error_model="numpy")
+def _max_asymmetry(order, sizes, d_ptr, fe_parent, fe_child, fe_ptr, D, L, U):
+    worst = 0.0
+    scale = 0.0
+    for q in range(D.size):
+        scale = max(scale, abs(D[q]))
+    for q in range(L.size):
+        scale = max(scale, abs(L[q]))
+    for i in range(sizes.size):
+        s = sizes[i]
+        base = d_ptr[i]
+        for r in range(s):
+            for c in range(r + 1, s):
+                worst = max(worst, abs(D[base + r * s + c] - D[base + c * s + r]))
+    for e in range(fe_child.size):
+        si = sizes[fe_parent[e]]
+        sc = sizes[fe_child[e]]
+        base = fe_ptr[e]
+        for r in range(si):
+            for c in range(sc):
+                worst = max(worst, abs(L[base + r * sc + c] - U[base + c * si + r]))
+    return worst, scale
+
+
+def max_asymmetry(an, D, L, U) -> tuple[float, float]:
+    """Compiled :func:`graphsolve.kernels.reference.max_asymmetry`."""
+    worst, scale = _max_asymmetry(an.order, an.block_sizes, an.d_ptr, an.fe_parent,
+                                  an.fe_child, an.fe_ptr, D, L, U)
+    return float(worst), float(scale)

@@ -21,7 +21,8 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 
-__all__ = ["factor", "solve", "factor_batch", "solve_batch", "pivot_is_singular", "PIVOT_RTOL"]
+__all__ = ["factor", "solve", "factor_batch", "solve_batch", "load", "max_asymmetry",
+           "pivot_is_singular", "PIVOT_RTOL"]
 
 #: A pivot block ``P`` of size ``s`` counts as singular when the smallest ``|u_kk|`` of its LU
 #: factors is at most ``PIVOT_RTOL * s * max|P|`` (or anything is non-finite).
@@ -146,3 +147,33 @@ def solve_batch(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
     """:func:`solve` for every matrix of a batch; ``x`` of shape ``(B, N, k)``."""
     for b in range(x.shape[0]):
         solve(an, Dlu[b], piv[b], L[b], U[b], x[b], symmetric)
+
+
+def load(values, gmap, D, L, U) -> bool:
+    """Copy a matrix's flat values into the factor buffers following ``gmap``
+    (:class:`graphsolve.factor.GatherMap`; fill blocks become zero). Returns whether every
+    value is finite."""
+    src_l, dst_l, src_u, dst_u = gmap.elements
+    D[:] = values[:gmap.n_diag]
+    L[:] = 0.0
+    U[:] = 0.0
+    L[dst_l] = values[src_l]
+    U[dst_u] = values[src_u]
+    return bool(np.all(np.isfinite(values)))
+
+
+def max_asymmetry(an, D, L, U) -> tuple[float, float]:
+    """``(max |A - Aᵀ|, max |A|)`` read from the loaded buffers: each diagonal block against
+    its transpose and each ``L`` block ``(i, c)`` against the transpose of ``U`` block
+    ``(c, i)``."""
+    worst = 0.0
+    s = an.block_sizes
+    for i in range(an.n_nodes):
+        Di = _blk(D, an.d_ptr, i, s[i], s[i])
+        worst = max(worst, float(np.max(np.abs(Di - Di.T))))
+    for e in range(len(an.fe_child)):
+        si, sc = s[an.fe_parent[e]], s[an.fe_child[e]]
+        Lb, Ub = _blk(L, an.fe_ptr, e, si, sc), _blk(U, an.fe_ptr, e, sc, si)
+        worst = max(worst, float(np.max(np.abs(Lb - Ub.T))))
+    scale = max(float(np.max(np.abs(D))), float(np.max(np.abs(L))) if L.size else 0.0)
+    return worst, scale
