@@ -7,11 +7,11 @@ string for a matrix kind or size the solver does not handle, so the runner recor
 than an error. A solver that has no separate symbolic phase does all its work in ``factor``
 (``analyze`` is then a no-op and reported as such).
 
-Peers: CHOLMOD through scikit-sparse (supernodal LLᵀ for ``spd``, simplicial LDLᵀ for ``kkt``;
-analyze once, ``cholesky_inplace`` to refactor), SuperLU (``scipy.sparse.linalg.splu`` with
-COLAMD or NATURAL column order), QDLDL (``qdldl`` wheel: AMD + LDLᵀ of quasi-definite
-matrices, ``update`` to refactor), dense LAPACK LU (``getrf``) on the same matrix, and
-Brüdigam & Manchester (2020)'s dense block LDU for small sizes.
+Peers: CHOLMOD through scikit-sparse (its own simplicial/supernodal choice for ``spd``,
+simplicial LDLᵀ for ``kkt``; analyze once, ``cholesky_inplace`` to refactor), SuperLU
+(``scipy.sparse.linalg.splu`` with COLAMD or NATURAL column order), QDLDL (``qdldl`` wheel:
+AMD + LDLᵀ of quasi-definite matrices, ``update`` to refactor), dense LAPACK LU (``getrf``) on
+the same matrix, and Brüdigam & Manchester (2020)'s dense block LDU for small sizes.
 """
 
 from __future__ import annotations
@@ -136,7 +136,9 @@ class GraphsolveSolver(Solver):
 
 
 class CholmodSolver(Solver):
-    """CHOLMOD (scikit-sparse 0.4.16): supernodal LLᵀ for spd, simplicial LDLᵀ for kkt."""
+    """CHOLMOD (scikit-sparse 0.4.16). spd: CHOLMOD's own choice (``mode="auto"``:
+    simplicial on trees and ladders, supernodal LLᵀ on nets and crystals; forcing supernodal
+    is ~3× slower on trees). kkt: simplicial LDLᵀ (supernodal needs positive definiteness)."""
 
     name = "cholmod"
     package = "scikit-sparse"
@@ -152,7 +154,7 @@ class CholmodSolver(Solver):
     def analyze(self, case):
         from sksparse import cholmod
 
-        self.mode = "supernodal" if case.kind == "spd" else "simplicial"
+        self.mode = "auto" if case.kind == "spd" else "simplicial"
         self.F = cholmod.analyze(case.S, mode=self.mode)
 
     def factor(self, case):
@@ -163,9 +165,8 @@ class CholmodSolver(Solver):
 
     def stats(self):
         # LD() keeps an indefinite LDLᵀ as it is (L() would convert it to LLᵀ and fail)
-        L = self.F.L() if self.mode == "supernodal" else self.F.LD()
-        return {"factor_nnz": int(L.nnz), "method": "llt" if self.mode == "supernodal"
-                else "ldlt"}
+        L = self.F.L() if self.mode == "auto" else self.F.LD()
+        return {"factor_nnz": int(L.nnz), "method": f"cholmod-{self.mode}"}
 
 
 class SuperLUSolver(Solver):
