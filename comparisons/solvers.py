@@ -273,23 +273,15 @@ class DensePaperSolver(DenseLUSolver):
         self.dense = self.system(case)[0]
 
 
-class DenseBlockLDUSolver(Solver):
+class DenseBlockLDUSolver(DenseLUSolver):
     """Brüdigam & Manchester (2020) Alg. 1-2: dense block LDU, O(n³); small sizes only."""
 
     name = "dense-block-ldu"
     package = "graphsolve"
     max_N = 1200
-    has_analyze = False
-
-    def analyze(self, case):
-        self.dense = case.A.to_dense()
-        self.sizes = case.A.block_sizes
 
     def factor(self, case):
-        self.lu = gs.dense.dense_block_ldu(self.dense, self.sizes)
-
-    def solve(self, b):
-        return self.lu.solve(b)
+        self.lu = gs.dense.dense_block_ldu(self.dense, case.A.block_sizes)
 
     def stats(self):
         return {"factor_nnz": int(self.dense.size), "method": "ldu"}

@@ -62,16 +62,21 @@ def _lu_inplace(a, piv, s):
     return umin
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _swap_rows(x, k, p, ncol):
+    """Swap rows k and p of the flat row-major x with ncol columns."""
+    if p != k:
+        for j in range(ncol):
+            tmp = x[k * ncol + j]
+            x[k * ncol + j] = x[p * ncol + j]
+            x[p * ncol + j] = tmp
+
+
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _lu_solve_left(lu, piv, s, x, ncol):
     """x (s × ncol, flat row-major) <- D⁻¹ x."""
     for k in range(s):
-        p = piv[k]
-        if p != k:
-            for j in range(ncol):
-                tmp = x[k * ncol + j]
-                x[k * ncol + j] = x[p * ncol + j]
-                x[p * ncol + j] = tmp
+        _swap_rows(x, k, piv[k], ncol)
     for r in range(s):                      # unit lower
         for k in range(r):
             f = lu[r * s + k]
@@ -105,12 +110,7 @@ def _lu_solve_trans_left(lu, piv, s, x, ncol):
             for j in range(ncol):
                 x[r * ncol + j] -= f * x[k * ncol + j]
     for k in range(s - 1, -1, -1):          # Pᵀ
-        p = piv[k]
-        if p != k:
-            for j in range(ncol):
-                tmp = x[k * ncol + j]
-                x[k * ncol + j] = x[p * ncol + j]
-                x[p * ncol + j] = tmp
+        _swap_rows(x, k, piv[k], ncol)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
