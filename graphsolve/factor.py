@@ -356,14 +356,15 @@ def _check_compatible(A: BlockMatrix, an: Analysis) -> None:
         raise ShapeError(f"matrix has {A.n_nodes} nodes with block sizes differing from the "
                          f"analysis ({an.n_nodes} nodes)"
                          + (f"; first at node {bad[0]}" if bad else ""))
-    for u, v in A.graph.edges:
-        if not an.graph.has_edge(u, v):
-            raise PatternError(f"block ({u}, {v}) is not in the analysed pattern: the analysis "
-                               "has no edge there; analyze the new graph", (u, v))
+    inside = an.has_edges(A.edges)
+    if not inside.all():
+        u, v = (int(x) for x in A.edges[np.flatnonzero(~inside)[0]])
+        raise PatternError(f"block ({u}, {v}) is not in the analysed pattern: the analysis "
+                           "has no edge there; analyze the new graph", (u, v))
 
 
 def _singular_error(an: Analysis, node: int) -> SingularBlockError:
-    role = an.graph.nodes[node].get("role")
+    role = an.node_data.get(node, {}).get("role")
     hint = ""
     if node in an.zero_diagonal and an.ordering in ("natural", "given"):
         hint = ("; it has a zero diagonal block and the ordering eliminates it before its "

@@ -18,12 +18,15 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import networkx as nx
 import numpy as np
+from scipy.sparse import csgraph, csr_array
 
 from .errors import GraphError
 from .graph import block_offsets, check_graph, resolve_block_sizes, zero_diagonal_nodes
+from .symbolic import csr_adjacency, dfs_orders, factor_pattern, update_schedule
 
 __all__ = ["Analysis", "analyze", "canonical_graph", "ORDERINGS"]
 
@@ -71,22 +74,16 @@ class Analysis:
         The DFS root requested from :func:`analyze`.
     """
 
-    graph: nx.Graph
     block_sizes: np.ndarray
     ordering: str
-    elimination_order: tuple[int, ...]
     position: np.ndarray
-    roots: tuple[int, ...]
-    parent: tuple[int, ...]
-    parents: tuple[tuple[int, ...], ...]
-    children: tuple[tuple[int, ...], ...]
-    acyclic_children: tuple[tuple[int, ...], ...]
-    cyclic_children: tuple[tuple[int, ...], ...]
-    loop_openers: tuple[int, ...]
-    fill_blocks: tuple[tuple[int, int], ...]
     deferred: tuple[int, ...]
     zero_diagonal: frozenset[int]
     root: int | None
+    edges: np.ndarray = field(repr=False)        # (E, 2) sorted undirected edges, u < v
+    node_data: dict = field(repr=False)          # node attributes at analysis time
+    etree: np.ndarray = field(repr=False)        # elimination-tree parent by node, -1 roots
+    acyclic: np.ndarray = field(repr=False)      # (m,) factor pair e is an acyclic child pair
     # ---- layout for the numeric kernels (see graphsolve.kernels.reference) ----
     order: np.ndarray = field(repr=False)        # elimination order as int64 array
     d_ptr: np.ndarray = field(repr=False)        # (n+1,) diagonal blocks, by node
@@ -101,10 +98,84 @@ class Analysis:
     sched_ic2: np.ndarray = field(repr=False)    # edge (i, c2)
     sched_c1c2: np.ndarray = field(repr=False)   # edge (c1, c2)
 
+    # ------------------------------------------------------------------ views (lazy)
+    @cached_property
+    def graph(self) -> nx.Graph:
+        """The block graph as a frozen networkx graph with sorted adjacency."""
+        G = nx.Graph()
+        G.add_nodes_from((v, self.node_data.get(v, {})) for v in range(self.n_nodes))
+        G.add_edges_from(map(tuple, self.edges.tolist()))
+        return nx.freeze(G)
+
+    @cached_property
+    def elimination_order(self) -> tuple[int, ...]:
+        return tuple(self.order.tolist())
+
+    @cached_property
+    def parent(self) -> tuple[int, ...]:
+        return tuple(self.etree.tolist())
+
+    @cached_property
+    def roots(self) -> tuple[int, ...]:
+        return tuple(int(v) for v in self.order if self.etree[v] == -1)
+
+    def _by_node(self, ptr, nodes, keep=None) -> tuple[tuple[int, ...], ...]:
+        out = [()] * self.n_nodes
+        nodes = nodes.tolist()
+        keep = None if keep is None else keep.tolist()
+        for k, v in enumerate(self.order.tolist()):
+            a, b = int(ptr[k]), int(ptr[k + 1])
+            out[v] = tuple(nodes[q] for q in range(a, b) if keep is None or keep[q])
+        return tuple(out)
+
+    @cached_property
+    def children(self) -> tuple[tuple[int, ...], ...]:
+        return self._by_node(self.child_ptr, self.fe_child)
+
+    @cached_property
+    def parents(self) -> tuple[tuple[int, ...], ...]:
+        return self._by_node(self.parent_ptr, self.fe_parent[self.parent_edges])
+
+    @cached_property
+    def acyclic_children(self) -> tuple[tuple[int, ...], ...]:
+        return self._by_node(self.child_ptr, self.fe_child, self.acyclic)
+
+    @cached_property
+    def cyclic_children(self) -> tuple[tuple[int, ...], ...]:
+        return self._by_node(self.child_ptr, self.fe_child, ~self.acyclic)
+
+    @cached_property
+    def loop_openers(self) -> tuple[int, ...]:
+        has = np.zeros(self.n_nodes, bool)
+        has[self.fe_parent[~self.acyclic]] = True
+        return tuple(int(v) for v in self.order if has[v])
+
+    @cached_property
+    def edge_keys(self) -> np.ndarray:
+        """Sorted keys ``u * n + v`` (``u < v``) of the graph's edges."""
+        return self.edges[:, 0] * self.n_nodes + self.edges[:, 1]
+
+    @cached_property
+    def fill_blocks(self) -> tuple[tuple[int, int], ...]:
+        lo = np.minimum(self.fe_parent, self.fe_child)
+        hi = np.maximum(self.fe_parent, self.fe_child)
+        keys = np.unique(lo * self.n_nodes + hi)
+        fill = keys[~np.isin(keys, self.edge_keys)]
+        n = self.n_nodes
+        return tuple((int(k // n), int(k % n)) for k in fill)
+
+    def has_edges(self, edges: np.ndarray) -> np.ndarray:
+        """Whether each pair ``(u, v)`` of ``edges`` is an edge of the analysed graph."""
+        lo, hi = np.minimum(edges[:, 0], edges[:, 1]), np.maximum(edges[:, 0], edges[:, 1])
+        keys = lo * self.n_nodes + hi
+        k = np.searchsorted(self.edge_keys, keys)
+        k = np.minimum(k, max(self.edge_keys.size - 1, 0))
+        return (self.edge_keys[k] == keys) if self.edge_keys.size else np.zeros(keys.size, bool)
+
     # ------------------------------------------------------------------ counts
     @property
     def n_nodes(self) -> int:
-        return len(self.elimination_order)
+        return int(self.order.size)
 
     @property
     def N(self) -> int:
@@ -177,12 +248,13 @@ class Analysis:
         """
         cols = [self]
         if compare:
-            cols += [analyze(self.graph, o, root=self.root, block_sizes=self.block_sizes)
+            cols += [analyze(self.graph, o, root=self.root, block_sizes=self.block_sizes,
+                             zero_diagonal=self.zero_diagonal)
                      for o in ORDERINGS if o != self.ordering]
         rows = [
             ("ordering", lambda a: a.ordering),
             ("nodes", lambda a: a.n_nodes),
-            ("edges", lambda a: a.graph.number_of_edges()),
+            ("edges", lambda a: len(a.edges)),
             ("fill pairs", lambda a: a.n_fill),
             ("factor pairs", lambda a: a.block_counts["factor_pairs"]),
             ("update triples", lambda a: a.block_counts["update_triples"]),
@@ -202,17 +274,10 @@ class Analysis:
 
 
 # ---------------------------------------------------------------------- orderings
-def _default_root(G: nx.Graph, component: set[int], zero: frozenset[int]) -> int:
-    """The paper takes an arbitrary root (2023, §4.1); we take the smallest node whose diagonal
-    block is nonzero, so that a KKT tree is rooted at a body and no constraint becomes a leaf."""
-    candidates = [v for v in component if v not in zero]
-    return min(candidates) if candidates else min(component)
-
-
 def canonical_graph(G: nx.Graph) -> nx.Graph:
     """A copy of ``G`` with nodes and edges inserted in sorted order, so every adjacency list
-    is sorted and a networkx DFS visits neighbours in increasing node id. Orderings computed on
-    it depend only on the structure of ``G``, not on the history of its edits."""
+    is sorted and a networkx DFS visits neighbours in increasing node id (the order the
+    analysis uses: its orderings depend only on the structure of ``G``)."""
     H = nx.Graph()
     H.graph.update(G.graph)
     H.add_nodes_from((v, G.nodes[v]) for v in sorted(G))
@@ -220,41 +285,63 @@ def canonical_graph(G: nx.Graph) -> nx.Graph:
     return H
 
 
-def _dfs_order(G: nx.Graph, root: int | None, zero: frozenset[int], preorder: bool) -> list[int]:
-    order: list[int] = []
-    for comp in sorted(nx.connected_components(G), key=min):
-        r = root if root is not None and root in comp else _default_root(G, comp, zero)
-        if preorder:
-            order.extend(reversed(list(nx.dfs_preorder_nodes(G, r))))
-        else:
-            order.extend(nx.dfs_postorder_nodes(G, r))
-    return order
+def _dfs_roots(n, indptr, indices, root, zero) -> np.ndarray:
+    """One DFS root per connected component, components by their smallest node. The paper
+    takes an arbitrary root (2023, §4.1); we take the smallest node whose diagonal block is
+    nonzero, so that a KKT tree is rooted at a body and no constraint becomes a leaf."""
+    ncomp, labels = csgraph.connected_components(
+        csr_array((np.ones(indices.size), indices, indptr), shape=(n, n)), directed=False)
+    nonzero = np.ones(n, bool)
+    nonzero[list(zero)] = False
+    roots = np.full(ncomp, -1, np.int64)
+    first = np.full(ncomp, -1, np.int64)
+    for v in range(n):                      # smallest node, then smallest nonzero-diagonal
+        c = labels[v]
+        if first[c] < 0:
+            first[c] = v
+        if roots[c] < 0 and nonzero[v]:
+            roots[c] = v
+    roots = np.where(roots < 0, first, roots)
+    if root is not None:
+        roots[labels[root]] = root
+    return roots[np.argsort(first)]
 
 
-def _defer_zero_pivots(G: nx.Graph, order: list[int], zero: frozenset[int],
-                       always: bool) -> tuple[list[int], list[int]]:
+def _dfs_order(indptr, indices, roots, preorder: bool) -> np.ndarray:
+    pre, post = dfs_orders(indptr, indices, roots)
+    if not preorder:
+        return post
+    # reverse the preorder within each component (components stay in order)
+    comp_start = np.flatnonzero(np.isin(pre, roots))
+    return np.concatenate([pre[a:b][::-1] for a, b in
+                           zip(comp_start, [*comp_start[1:], pre.size], strict=True)])
+
+
+def _defer_zero_pivots(indptr, indices, order, zero: frozenset[int], always: bool
+                       ) -> tuple[np.ndarray, list[int]]:
     """Move zero-diagonal nodes after their neighbours.
 
     A zero-diagonal node eliminated before any of its neighbours has a zero pivot; in a DFS
     order this is exactly a loop-closing constraint that the search left as a leaf. Such a node is
     placed right after the last of its neighbours (Brüdigam & Manchester 2020, §4.3, moves
-    loop-closing constraints after their bodies). With ``always`` (minimum degree) every
-    zero-diagonal node waits for all of its neighbours, i.e. bodies are eliminated before the
-    constraints acting on them.
+    loop-closing constraints after their bodies). With ``always`` every zero-diagonal node
+    waits for all of its neighbours, i.e. bodies are eliminated before the constraints acting on
+    them.
     """
     if not zero:
         return order, []
-    pos = {v: k for k, v in enumerate(order)}
+    pos = np.empty(order.size, np.int64)
+    pos[order] = np.arange(order.size)
     waiting: dict[int, list[int]] = {}
     deferred = []
-    for v in order:
-        if v not in zero or G.degree(v) == 0:
+    for v in sorted(zero, key=lambda u: pos[u]):
+        nb = indices[indptr[v]:indptr[v + 1]]
+        if nb.size == 0:
             continue
-        earlier = [u for u in G[v] if pos[u] < pos[v]]
-        if always and len(earlier) < G.degree(v) or not always and not earlier:
-            last = max(G[v], key=pos.__getitem__)
-            waiting.setdefault(last, []).append(v)
-            deferred.append(v)
+        earlier = int(np.count_nonzero(pos[nb] < pos[v]))
+        if (earlier < nb.size) if always else (earlier == 0):
+            waiting.setdefault(int(nb[np.argmax(pos[nb])]), []).append(int(v))
+            deferred.append(int(v))
     if not deferred:
         return order, []
     moved = set(deferred)
@@ -265,19 +352,20 @@ def _defer_zero_pivots(G: nx.Graph, order: list[int], zero: frozenset[int],
         for w in waiting.get(u, ()):
             place(w)
 
-    for v in order:
+    for v in order.tolist():
         if v not in moved:
             place(v)
-    return out, deferred
+    return np.asarray(out, dtype=np.int64), deferred
 
 
-def _minimum_degree(G: nx.Graph, sizes: np.ndarray, zero: frozenset[int]) -> list[int]:
+def _minimum_degree(indptr, indices, sizes: np.ndarray, zero: frozenset[int]) -> np.ndarray:
     """Greedy minimum (scalar) degree on the block elimination graph, ties by node id.
 
     Zero-diagonal nodes become eligible only once all their original neighbours are eliminated.
     """
-    adj = {v: set(G[v]) for v in G}
-    pending = {v: G.degree(v) for v in zero}
+    n = indptr.size - 1
+    adj = {v: set(indices[indptr[v]:indptr[v + 1]].tolist()) for v in range(n)}
+    pending = {v: len(adj[v]) for v in zero}
     deg = {v: int(sum(sizes[u] for u in adj[v])) for v in adj}
     heap = [(deg[v], v) for v in adj if pending.get(v, 0) == 0]
     heapq.heapify(heap)
@@ -293,19 +381,19 @@ def _minimum_degree(G: nx.Graph, sizes: np.ndarray, zero: frozenset[int]) -> lis
         for u in nbrs:
             adj[u].discard(v)
             adj[u] |= nbrs - {u}
-        for u in G[v]:
+        for u in indices[indptr[v]:indptr[v + 1]].tolist():
             if u in pending and u not in done:
                 pending[u] -= 1
         for u in nbrs:
             deg[u] = int(sum(sizes[w] for w in adj[u]))
             if pending.get(u, 0) == 0:
                 heapq.heappush(heap, (deg[u], u))
-    return order
+    return np.asarray(order, dtype=np.int64)
 
 
 # ---------------------------------------------------------------------- analysis
 def analyze(G_or_A, ordering: str | Sequence[int] = "brudigam", root: int | None = None,
-            block_sizes=None) -> Analysis:
+            block_sizes=None, zero_diagonal=None) -> Analysis:
     """Symbolic factorization of a block graph (or of a BlockMatrix's graph).
 
     Parameters
@@ -326,6 +414,9 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "brudigam", root: int | None
         graph's structure.
     block_sizes : int, sequence or mapping, optional
         Used where nodes have no ``size`` attribute (default: the matrix's sizes, else 1).
+    zero_diagonal : iterable of int, optional
+        Nodes with a zero diagonal block (default: ``role="constraint"`` nodes, the graph
+        attribute ``zero_diagonal``, and for a BlockMatrix its current zero diagonal blocks).
 
     Returns
     -------
@@ -354,26 +445,32 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "brudigam", root: int | None
         G = G_or_A.graph
         if block_sizes is None:
             block_sizes = G_or_A.block_sizes
-        zero = zero_diagonal_nodes(G) | G_or_A.zero_diagonal()   # its current values
+        if zero_diagonal is None:
+            zero_diagonal = zero_diagonal_nodes(G) | G_or_A.zero_diagonal()  # current values
+        edges = G_or_A.edges[G_or_A.edges[:, 0] < G_or_A.edges[:, 1]]
     else:
         G = G_or_A
-        zero = None
+        edges = None
     n = check_graph(G)
     sizes = resolve_block_sizes(G, block_sizes)
-    G = canonical_graph(G)
-    zero = zero_diagonal_nodes(G) if zero is None else zero
+    zero = frozenset(zero_diagonal_nodes(G) if zero_diagonal is None else zero_diagonal)
     if root is not None and root not in G:
         raise GraphError(f"root {root!r} is not a node of the graph")
+    if edges is None:
+        edges = np.array(sorted((min(u, v), max(u, v)) for u, v in G.edges),
+                         dtype=np.int64).reshape(-1, 2)
+    indptr, indices = csr_adjacency(n, edges)
     deferred: list[int] = []
     if isinstance(ordering, str):
         name = ordering
         if name in ("brudigam", "dfs"):
-            order = _dfs_order(G, root, zero, preorder=name == "dfs")
-            order, deferred = _defer_zero_pivots(G, order, zero, always=False)
+            roots = _dfs_roots(n, indptr, indices, root, zero)
+            order = _dfs_order(indptr, indices, roots, preorder=name == "dfs")
+            order, deferred = _defer_zero_pivots(indptr, indices, order, zero, always=False)
         elif name == "natural":
-            order = list(range(n))
+            order = np.arange(n, dtype=np.int64)
         elif name == "amd":
-            order = _minimum_degree(G, sizes, zero)
+            order = _minimum_degree(indptr, indices, sizes, zero)
         else:
             raise GraphError(f"unknown ordering {name!r}; expected one of {ORDERINGS} or a "
                              "sequence of nodes")
@@ -383,84 +480,45 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "brudigam", root: int | None
         bad = [v for v in order if isinstance(v, bool) or not isinstance(v, (int, np.integer))]
         if bad:
             raise GraphError(f"ordering entries must be integer node ids; got {bad[0]!r}")
-        order = [int(v) for v in order]
-        if sorted(order) != list(range(n)):
-            raise GraphError(f"ordering must be a permutation of 0..{n - 1}; got {len(order)} "
+        order = np.asarray([int(v) for v in order], dtype=np.int64)
+        if order.size != n or not np.array_equal(np.sort(order), np.arange(n)):
+            raise GraphError(f"ordering must be a permutation of 0..{n - 1}; got {order.size} "
                              "entries" + (" with repeats or unknown nodes"
-                                          if len(order) == n else ""))
-    return _symbolic(G, sizes, name, order, deferred, zero, root)
+                                          if order.size == n else ""))
+    node_data = {v: dict(d) for v, d in G.nodes(data=True) if d}
+    return _symbolic(n, edges, indptr, indices, sizes, name, np.asarray(order, np.int64),
+                     deferred, zero, root, node_data)
 
 
-def _symbolic(G, sizes, name, order, deferred, zero, root) -> Analysis:
-    n = len(order)
-    pos = np.empty(n, dtype=np.int64)
-    pos[np.asarray(order)] = np.arange(n)
-    # ---- filled graph via the elimination tree: struct(v) = higher neighbours of v
-    struct: list[set[int]] = [set() for _ in range(n)]
-    etree_children: list[list[int]] = [[] for _ in range(n)]
-    parent = [-1] * n
-    for k, v in enumerate(order):
-        s = {u for u in G[v] if pos[u] > k}
-        for c in etree_children[v]:
-            s |= struct[c]
-        s.discard(v)
-        struct[v] = s
-        if s:
-            p = min(s, key=pos.__getitem__)
-            parent[v] = p
-            etree_children[p].append(v)
-    parents = [tuple(sorted(struct[v], key=pos.__getitem__)) for v in range(n)]
-    children_l: list[list[int]] = [[] for _ in range(n)]
-    for v in order:                       # appending in elimination order keeps them sorted
-        for p in struct[v]:
-            children_l[p].append(v)
-    children = [tuple(c) for c in children_l]
-    fill = tuple(sorted((min(v, p), max(v, p)) for v in range(n) for p in struct[v]
-                        if not G.has_edge(v, p)))
-    # ---- layout: filled edges grouped by parent in elimination order, children in order
-    fe_parent = np.array([i for i in order for _ in children[i]], dtype=np.int64)
-    fe_child = np.array([c for i in order for c in children[i]], dtype=np.int64)
+def _symbolic(n, edges, indptr, indices, sizes, name, order, deferred, zero, root,
+              node_data) -> Analysis:
+    """Elimination tree, factor pattern, layout and update schedule (compiled kernels of
+    :mod:`graphsolve.symbolic`)."""
+    etree, pos, child_ptr, fe_child = factor_pattern(indptr, indices, order)
+    counts = np.diff(child_ptr)
+    fe_parent = np.repeat(order, counts)
     m = fe_child.size
-    edge_id = {(int(i), int(c)): e
-               for e, (i, c) in enumerate(zip(fe_parent, fe_child, strict=True))}
-    child_ptr = block_offsets(np.array([len(children[i]) for i in order], dtype=np.int64))
-    fe_ptr = block_offsets(sizes[fe_parent] * sizes[fe_child]) if m else np.zeros(1, np.int64)
-    parent_edges = np.array([edge_id[(p, v)] for v in order for p in parents[v]], np.int64)
-    parent_ptr = block_offsets(np.array([len(parents[v]) for v in order], dtype=np.int64))
-    # ---- update schedule (Alg. 3 lines 8-15): c2 in children(i) ∩ children(c1)
-    child_sets = [set(c) for c in children]
-    sched_ic2, sched_c1c2, counts = [], [], np.zeros(m, dtype=np.int64)
-    acyclic, cyclic = [[] for _ in range(n)], [[] for _ in range(n)]
-    for e in range(m):
-        i, c1 = int(fe_parent[e]), int(fe_child[e])
-        common = child_sets[i] & child_sets[c1]
-        for c2 in sorted(common, key=pos.__getitem__):
-            sched_ic2.append(edge_id[(i, c2)])
-            sched_c1c2.append(edge_id[(c1, c2)])
-        counts[e] = len(common)
-        (acyclic if parent[c1] == i and not common else cyclic)[i].append(c1)
-    sched_ptr = block_offsets(counts) if m else np.zeros(1, np.int64)
-    roots = tuple(v for v in order if parent[v] == -1)
-    frozen = nx.freeze(G)
+    fe_ptr = block_offsets(sizes[fe_parent] * sizes[fe_child])
+    # pairs grouped by child position, parents in elimination order
+    parent_edges = np.lexsort((pos[fe_parent], pos[fe_child])).astype(np.int64)
+    parent_ptr = block_offsets(np.bincount(pos[fe_child], minlength=n).astype(np.int64))
+    sched_ptr, sched_ic2, sched_c1c2 = update_schedule(pos, order, child_ptr, fe_child)
+    acyclic = (etree[fe_child] == fe_parent) & (np.diff(sched_ptr) == 0) if m else \
+        np.zeros(0, bool)
     return Analysis(
-        graph=frozen, block_sizes=_readonly(sizes), ordering=name,
-        elimination_order=tuple(int(v) for v in order), position=_readonly(pos), roots=roots,
-        parent=tuple(parent), parents=tuple(parents), children=tuple(children),
-        acyclic_children=tuple(tuple(a) for a in acyclic),
-        cyclic_children=tuple(tuple(c) for c in cyclic),
-        loop_openers=tuple(v for v in order if cyclic[v]), fill_blocks=fill,
+        block_sizes=_readonly(sizes), ordering=name, position=_readonly(pos),
         deferred=tuple(deferred), zero_diagonal=frozenset(zero), root=root,
-        order=_readonly(np.asarray(order, dtype=np.int64)),
+        edges=_readonly(edges), node_data=node_data, etree=_readonly(etree),
+        acyclic=_readonly(acyclic), order=_readonly(order),
         d_ptr=_readonly(block_offsets(sizes * sizes)), x_ptr=_readonly(block_offsets(sizes)),
         fe_parent=_readonly(fe_parent), fe_child=_readonly(fe_child), fe_ptr=_readonly(fe_ptr),
         child_ptr=_readonly(child_ptr), parent_ptr=_readonly(parent_ptr),
         parent_edges=_readonly(parent_edges), sched_ptr=_readonly(sched_ptr),
-        sched_ic2=_readonly(np.asarray(sched_ic2, dtype=np.int64)),
-        sched_c1c2=_readonly(np.asarray(sched_c1c2, dtype=np.int64)),
+        sched_ic2=_readonly(sched_ic2), sched_c1c2=_readonly(sched_c1c2),
     )
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
+    a = np.array(a, copy=True)
     a.flags.writeable = False
     return a
