@@ -277,12 +277,12 @@ def _solve(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, p
             sp_ = sizes[p]
             xp = x[x_ptr[p] * nrhs:x_ptr[p + 1] * nrhs]
             blk = fe_ptr[e]
-            if symmetric:                       # U_ip = L_pi ᵀ, L_pi stored (sp × si)
-                for r in range(si):
-                    for q in range(sp_):
-                        f = L[blk + q * si + r]
-                        for j in range(nrhs):
-                            xi[r * nrhs + j] -= f * xp[q * nrhs + j]
+            if symmetric:                       # U_ip = L_piᵀ, L_pi stored (sp × si)
+                for q in range(sp_):            # rows of L_pi: contiguous inner loops
+                    for j in range(nrhs):
+                        f = xp[q * nrhs + j]
+                        for r in range(si):
+                            xi[r * nrhs + j] -= L[blk + q * si + r] * f
             else:
                 _sub_matmul(xi, U[blk:fe_ptr[e + 1]], xp, si, sp_, nrhs, False)
 
@@ -422,27 +422,46 @@ def load(values, gmap, D, L, U) -> bool:
                       D, L, U) == 0.0)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _max_asymmetry(order, sizes, d_ptr, fe_parent, fe_child, fe_ptr, D, L, U):
-    worst = 0.0
-    scale = 0.0
-    for q in range(D.size):
-        scale = max(scale, abs(D[q]))
-    for q in range(L.size):
-        scale = max(scale, abs(L[q]))
+    """Sum of squared differences (a reduction that vectorizes); the max and the scale are
+    only computed when it is nonzero."""
+    sq = 0.0
     for i in range(sizes.size):
         s = sizes[i]
         base = d_ptr[i]
         for r in range(s):
             for c in range(r + 1, s):
-                worst = max(worst, abs(D[base + r * s + c] - D[base + c * s + r]))
+                d = D[base + r * s + c] - D[base + c * s + r]
+                sq += d * d
     for e in range(fe_child.size):
         si = sizes[fe_parent[e]]
         sc = sizes[fe_child[e]]
         base = fe_ptr[e]
         for r in range(si):
             for c in range(sc):
-                worst = max(worst, abs(L[base + r * sc + c] - U[base + c * si + r]))
+                d = L[base + r * sc + c] - U[base + c * si + r]
+                sq += d * d
+    worst = 0.0
+    scale = 0.0
+    if sq > 0.0 or not np.isfinite(sq):
+        for i in range(sizes.size):
+            s = sizes[i]
+            base = d_ptr[i]
+            for r in range(s):
+                for c in range(r + 1, s):
+                    worst = max(worst, abs(D[base + r * s + c] - D[base + c * s + r]))
+        for e in range(fe_child.size):
+            si = sizes[fe_parent[e]]
+            sc = sizes[fe_child[e]]
+            base = fe_ptr[e]
+            for r in range(si):
+                for c in range(sc):
+                    worst = max(worst, abs(L[base + r * sc + c] - U[base + c * si + r]))
+        for q in range(D.size):
+            scale = max(scale, abs(D[q]))
+        for q in range(L.size):
+            scale = max(scale, abs(L[q]))
     return worst, scale
 
 
