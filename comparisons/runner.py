@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Timing", "time_call", "run", "machine_metadata", "write_results"]
+__all__ = ["Timing", "time_call", "run", "machine_metadata", "write_results",
+           "gemm_reference_gflops"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,35 @@ def time_call(fn: Callable[[], object], repeats: int = 5, warmup: int = 1,
         if enabled:
             gc.enable()
     return Timing(float(np.min(samples)), float(np.median(samples)), len(samples))
+
+
+# ---------------------------------------------------------------------- GEMM reference rate
+def _gemm_kernel():
+    from numba import njit
+
+    @njit(cache=True, error_model="numpy", fastmath={"reassoc", "contract", "nsz", "arcp"})
+    def gemm_loop(A, B, C, reps):
+        """C[b] += A[b] @ B[b] for every 6×6 block b, ``reps`` times."""
+        for _ in range(reps):
+            for b in range(A.shape[0]):
+                for i in range(6):
+                    for k in range(6):
+                        a = A[b, i, k]
+                        for j in range(6):
+                            C[b, i, j] += a * B[b, k, j]
+
+    return gemm_loop
+
+
+def gemm_reference_gflops(nblocks: int = 2000, reps: int = 20, repeats: int = 5) -> float:
+    """GFLOP/s of a numba loop of 6×6 block products (``C += A B``) on this machine: the
+    ceiling the block kernels are measured against (achieved = analysis flops / time)."""
+    gemm_loop = _gemm_kernel()
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((2, nblocks, 6, 6))
+    C = np.zeros((nblocks, 6, 6))
+    t = time_call(lambda: gemm_loop(A, B, C, reps), repeats, 1)
+    return 2 * 6**3 * nblocks * reps / t.best / 1e9
 
 
 # ---------------------------------------------------------------------- suite runner
@@ -122,7 +152,7 @@ def bench_solver(solver, case, repeats: int, budget: float = 2.0) -> dict:
             "refactor_median_s": t_rf.median, "solve_s": t_s.best,
             "solve_median_s": t_s.median, "refactor_solve_s": t_rf.best + t_s.best,
             "repeats": min(t_rf.repeats, t_s.repeats), "residual": _residual(S, b, x),
-            **stats}
+            **stats, **({"gflops": stats["flops"] / t_rf.best / 1e9} if "flops" in stats else {})}
 
 
 def run(suite, families=None, sizes=None, kinds=None, solvers=None, repeats=None,
@@ -165,7 +195,7 @@ def run(suite, families=None, sizes=None, kinds=None, solvers=None, repeats=None
 COLUMNS = ("suite", "family", "size", "kind", "nodes", "N", "solver", "version", "status",
            "reason", "analyze_s", "factor_s", "refactor_s", "refactor_median_s", "solve_s",
            "solve_median_s", "refactor_solve_s", "repeats", "residual", "factor_nnz",
-           "fill_pairs", "flops", "method")
+           "fill_pairs", "flops", "gflops", "method")
 
 
 def write_results(rows: list[dict], path, meta: dict) -> None:
