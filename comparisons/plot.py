@@ -53,7 +53,8 @@ def plot_results(rows: list[dict], out_dir, stem: str = "comparison",
         ax.set_yscale("log")
         ax.set_xlabel("graph nodes")
         ax.set_ylabel(f"{metric.removesuffix('_s').replace('_', ' + ')} time, best of N [ms]")
-        ax.set_title(f"{family}, kind {kind}: 6×6 blocks, 1 BLAS thread", fontsize=10)
+        blocks = ("6×6 body and 3×3 constraint blocks" if kind == "kkt" else "6×6 blocks")
+        ax.set_title(f"{family}, kind {kind}: {blocks}, 1 BLAS thread", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=6.5, ncol=2)
         if missing[(family, kind)]:

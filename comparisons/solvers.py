@@ -60,10 +60,12 @@ class Case:
 
 
 def package_version(name: str) -> str:
+    """Installed version of a distribution; for graphsolve run from a source tree, its
+    ``__version__``."""
     try:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
-        return "not installed"
+        return gs.__version__ if name == "graphsolve" else "not installed"
 
 
 class Solver(ABC):
