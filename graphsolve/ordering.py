@@ -151,6 +151,12 @@ class Analysis:
         return tuple(int(v) for v in self.order if has[v])
 
     @cached_property
+    def uniform_block_size(self) -> int:
+        """The common block size if all blocks have the same size, else 0."""
+        s = self.block_sizes
+        return int(s[0]) if bool(np.all(s == s[0])) else 0
+
+    @cached_property
     def edge_keys(self) -> np.ndarray:
         """Sorted keys ``u * n + v`` (``u < v``) of the graph's edges."""
         return self.edges[:, 0] * self.n_nodes + self.edges[:, 1]

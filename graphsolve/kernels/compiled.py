@@ -294,9 +294,8 @@ SPECIALIZED_SIZES = (3, 6)
 
 def uniform_size(an) -> int:
     """The common block size when every block has it and it is specialized, else 0."""
-    s = an.block_sizes
-    first = int(s[0])
-    return first if first in SPECIALIZED_SIZES and bool(np.all(s == first)) else 0
+    size = an.uniform_block_size
+    return size if size in SPECIALIZED_SIZES else 0
 
 
 def work_buffers(an) -> tuple[np.ndarray, np.ndarray]:
