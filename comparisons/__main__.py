@@ -1,4 +1,4 @@
-"""``python -m comparisons list | run --suite S [...] | plot FILE | batch``."""
+"""``python -m comparisons list | run --suite S [...] | plot FILE | batch | constraints``."""
 
 from __future__ import annotations
 
@@ -94,6 +94,31 @@ def _batch(args) -> int:
     return 0
 
 
+def _constraints(args) -> int:
+    import csv
+
+    from .constraints_bench import crossover, run_constraint_benchmark
+
+    rows = run_constraint_benchmark(ns=tuple(args.ns), ks=tuple(args.ks),
+                                    repeats=args.repeats or 3)
+    out = Path(args.out or "results/constraints.csv")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fields = list(dict.fromkeys(k for r in rows for k in r))
+    with out.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    out.with_suffix(".json").write_text(json.dumps(
+        {**machine_metadata(), "argv": sys.argv, "date": time.strftime("%Y-%m-%d %H:%M:%S")},
+        indent=2, default=str) + "\n")
+    for r in rows:
+        t = f"{r['best_s'] * 1e3:9.3f} ms" if r["status"] == "ok" else r["status"]
+        print(f"  n={r['n']:<5} k={r['k']:<3} {r['solver']:<22} {t}")
+    print(f"crossover (smallest k where Baraff's primary/auxiliary is not the fastest, per n): "
+          f"{crossover(rows)} -> {out}")
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m comparisons", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -109,11 +134,18 @@ def main(argv=None) -> int:
     bt = sub.add_parser("batch", help="batched factorization vs a loop of single ones")
     bt.add_argument("--repeats", type=int)
     bt.add_argument("--out", help="CSV path (default results/batch.csv)")
+    cs = sub.add_parser("constraints", help="Baraff primary/auxiliary vs full-KKT solvers on "
+                        "chains with loop closures")
+    cs.add_argument("--ns", nargs="+", type=int, default=[100, 300, 1000])
+    cs.add_argument("--ks", nargs="+", type=int, default=[0, 1, 5, 10, 20, 50])
+    cs.add_argument("--repeats", type=int)
+    cs.add_argument("--out", help="CSV path (default results/constraints.csv)")
     pl = sub.add_parser("plot", help="plots and tables from a results CSV")
     pl.add_argument("file")
     pl.add_argument("--out", help="output directory (default: next to the CSV)")
     args = p.parse_args(argv)
-    return {"list": _list, "run": _run, "plot": _plot, "batch": _batch}[args.command](args)
+    return {"list": _list, "run": _run, "plot": _plot, "batch": _batch,
+            "constraints": _constraints}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ Two levels of API::
 
 from . import dense, generators
 from .batch import BatchFactorization, factorize_batch
+from .constraints import ConstraintSolution, ConstraintSystem, InfeasibleConstraintsError
 from .errors import (
     GraphError,
     GraphSolveError,
@@ -31,10 +32,13 @@ __all__ = [
     "Analysis",
     "BatchFactorization",
     "BlockMatrix",
+    "ConstraintSolution",
+    "ConstraintSystem",
     "Factorization",
     "GraphError",
     "GraphSolveError",
     "GraphSolveWarning",
+    "InfeasibleConstraintsError",
     "NonFiniteError",
     "ORDERINGS",
     "PatternError",
