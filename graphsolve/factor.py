@@ -55,6 +55,7 @@ class Factorization:
         self._maps: dict[bytes, GatherMap] = {}  # layout of A -> its gather map
         self._valid = False
         self._counts: dict = {}
+        self._explicit_cache: dict[str, sp.csr_array] = {}
 
     # ------------------------------------------------------------------ numeric phase
     def refactor(self, A: BlockMatrix) -> Factorization:
@@ -73,6 +74,7 @@ class Factorization:
         successful one: a failure can never go unnoticed.
         """
         self._valid = False
+        self._explicit_cache.clear()
         an = self.analysis
         if not isinstance(A, BlockMatrix):
             raise GraphSolveError(f"expected a BlockMatrix, got {type(A).__name__}")
@@ -150,7 +152,9 @@ class Factorization:
     def perm(self) -> np.ndarray:
         """Scalar permutation ``p`` with ``A[p][:, p] == L @ D @ U``."""
         an = self.analysis
-        return np.concatenate([np.arange(an.x_ptr[i], an.x_ptr[i + 1]) for i in an.order])
+        sizes = an.block_sizes[an.order]
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        return np.repeat(an.x_ptr[an.order] - starts, sizes) + np.arange(an.N)
 
     def _permuted_offsets(self) -> np.ndarray:
         an = self.analysis
@@ -178,20 +182,28 @@ class Factorization:
 
     @property
     def L(self) -> sp.csr_array:
-        """Unit block-lower-triangular factor (permuted numbering)."""
-        self._require_valid()
-        return self._triangular("L")
+        """Unit block-lower-triangular factor (permuted numbering; built once per
+        factorization)."""
+        return self._explicit("L")
 
     @property
     def U(self) -> sp.csr_array:
         """Unit block-upper-triangular factor (``L.T`` for LDLᵀ)."""
-        self._require_valid()
-        return self._triangular("U")
+        return self._explicit("U")
 
     @property
     def D(self) -> sp.csr_array:
         """Block-diagonal factor (permuted numbering)."""
+        return self._explicit("D")
+
+    def _explicit(self, which: str) -> sp.csr_array:
         self._require_valid()
+        if which not in self._explicit_cache:
+            self._explicit_cache[which] = (self._diagonal() if which == "D"
+                                           else self._triangular(which))
+        return self._explicit_cache[which]
+
+    def _diagonal(self) -> sp.csr_array:
         an = self.analysis
         s, off = an.block_sizes, self._permuted_offsets()
         idx = np.arange(an.n_nodes)

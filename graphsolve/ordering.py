@@ -211,8 +211,15 @@ class Analysis:
 
         Pivot LU ``2/3 s³``; per factor pair ``(i, c)`` the two pivot solves and the Schur update
         of ``D_i``; per update triple ``(i, c1, c2)`` the products of Alg. 3 lines 14-15. LDLᵀ
-        skips the ``U`` half.
+        skips the ``U`` half. Computed once per analysis.
         """
+        return self._flop_counts[method]
+
+    @cached_property
+    def _flop_counts(self) -> dict[str, int]:
+        return {m: self._count_flops(m) for m in ("ldu", "ldlt")}
+
+    def _count_flops(self, method: str) -> int:
         s = self.block_sizes
         si, sc = s[self.fe_parent], s[self.fe_child]
         pivots = np.sum(2 * s.astype(float) ** 3 / 3)
