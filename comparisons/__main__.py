@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -39,9 +38,7 @@ def _run(args) -> int:
 
     with threadpool_limits(1):
         gemm = gemm_reference_gflops()
-    meta = {**machine_metadata(), "suite": suite.name, "argv": sys.argv,
-            "gemm6_reference_gflops": round(gemm, 3),
-            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "blas_threads": 1,
+    meta = {**_meta(), "suite": suite.name, "gemm6_reference_gflops": round(gemm, 3),
             "seconds": round(time.perf_counter() - t0, 1)}
     write_results(rows, out, meta)
     bad = [r for r in rows if r["status"] == "failed"]
@@ -71,21 +68,17 @@ def _plot(args) -> int:
     return 0
 
 
-def _batch(args) -> int:
-    import csv
+def _meta() -> dict:
+    return {**machine_metadata(), "argv": sys.argv,
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "blas_threads": 1}
 
+
+def _batch(args) -> int:
     from .batch import run_batch
 
     rows = run_batch(repeats=args.repeats or 5)
     out = Path(args.out or "results/batch.csv")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    out.with_suffix(".json").write_text(json.dumps(
-        {**machine_metadata(), "argv": sys.argv, "date": time.strftime("%Y-%m-%d %H:%M:%S")},
-        indent=2, default=str) + "\n")
+    write_results(rows, out, _meta(), columns=None)
     for r in rows:
         print(f"  {r['family']:>7} {r['size']:>4} B={r['batch']:<5} threads={r['threads']}: "
               f"batch {r['per_matrix_batch_us']:8.1f} us/matrix, loop "
@@ -95,22 +88,12 @@ def _batch(args) -> int:
 
 
 def _constraints(args) -> int:
-    import csv
-
     from .constraints_bench import crossover, run_constraint_benchmark
 
     rows = run_constraint_benchmark(ns=tuple(args.ns), ks=tuple(args.ks),
                                     repeats=args.repeats or 3)
     out = Path(args.out or "results/constraints.csv")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fields = list(dict.fromkeys(k for r in rows for k in r))
-    with out.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=fields)
-        w.writeheader()
-        w.writerows(rows)
-    out.with_suffix(".json").write_text(json.dumps(
-        {**machine_metadata(), "argv": sys.argv, "date": time.strftime("%Y-%m-%d %H:%M:%S")},
-        indent=2, default=str) + "\n")
+    write_results(rows, out, _meta(), columns=None)
     for r in rows:
         t = f"{r['best_s'] * 1e3:9.3f} ms" if r["status"] == "ok" else r["status"]
         print(f"  n={r['n']:<5} k={r['k']:<3} {r['solver']:<22} {t}")

@@ -198,16 +198,19 @@ COLUMNS = ("suite", "family", "size", "kind", "nodes", "N", "solver", "version",
            "fill_pairs", "flops", "gflops", "method")
 
 
-def write_results(rows: list[dict], path, meta: dict) -> None:
-    """Write ``path`` (CSV, :data:`COLUMNS`) and ``path`` with suffix ``.json`` (metadata)."""
+def write_results(rows: list[dict], path, meta: dict, columns=COLUMNS) -> None:
+    """Write ``path`` (CSV with ``columns``; ``None``: every key of the rows, in order of first
+    appearance) and ``path`` with suffix ``.json`` (metadata)."""
     import csv
     import json
     from pathlib import Path
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if columns is None:
+        columns = list(dict.fromkeys(k for r in rows for k in r))
     with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
+        w = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
     path.with_suffix(".json").write_text(json.dumps(meta, indent=2, default=str) + "\n")

@@ -73,20 +73,23 @@ def _swap_rows(x, k, p, ncol):
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _row_axpy(x, dst, src, f, ncol):
+    """Row dst -= f * row src of the flat row-major x with ncol columns."""
+    for j in range(ncol):
+        x[dst * ncol + j] -= f * x[src * ncol + j]
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _lu_solve_left(lu, piv, s, x, ncol):
     """x (s × ncol, flat row-major) <- D⁻¹ x."""
     for k in range(s):
         _swap_rows(x, k, piv[k], ncol)
     for r in range(s):                      # unit lower
         for k in range(r):
-            f = lu[r * s + k]
-            for j in range(ncol):
-                x[r * ncol + j] -= f * x[k * ncol + j]
+            _row_axpy(x, r, k, lu[r * s + k], ncol)
     for r in range(s - 1, -1, -1):          # upper
         for k in range(r + 1, s):
-            f = lu[r * s + k]
-            for j in range(ncol):
-                x[r * ncol + j] -= f * x[k * ncol + j]
+            _row_axpy(x, r, k, lu[r * s + k], ncol)
         inv = 1.0 / lu[r * s + r]
         for j in range(ncol):
             x[r * ncol + j] *= inv
@@ -98,17 +101,13 @@ def _lu_solve_trans_left(lu, piv, s, x, ncol):
     then Lᵀ, then undo the row swaps in reverse order. Rows are contiguous (vectorizes)."""
     for r in range(s):                      # Uᵀ (lower, non-unit)
         for k in range(r):
-            f = lu[k * s + r]
-            for j in range(ncol):
-                x[r * ncol + j] -= f * x[k * ncol + j]
+            _row_axpy(x, r, k, lu[k * s + r], ncol)
         inv = 1.0 / lu[r * s + r]
         for j in range(ncol):
             x[r * ncol + j] *= inv
     for r in range(s - 1, -1, -1):          # Lᵀ (unit upper)
         for k in range(r + 1, s):
-            f = lu[k * s + r]
-            for j in range(ncol):
-                x[r * ncol + j] -= f * x[k * ncol + j]
+            _row_axpy(x, r, k, lu[k * s + r], ncol)
     for k in range(s - 1, -1, -1):          # Pᵀ
         _swap_rows(x, k, piv[k], ncol)
 
