@@ -362,12 +362,13 @@ class GatherMap:
 def _check_compatible(A: BlockMatrix, an: Analysis) -> None:
     if not isinstance(A, BlockMatrix):
         raise GraphSolveError(f"expected a BlockMatrix, got {type(A).__name__}")
-    if A.n_nodes != an.n_nodes or not np.array_equal(A.block_sizes, an.block_sizes):
-        bad = (np.flatnonzero(A.block_sizes != an.block_sizes)[:1].tolist()
-               if A.n_nodes == an.n_nodes else [])
-        raise ShapeError(f"matrix has {A.n_nodes} nodes with block sizes differing from the "
-                         f"analysis ({an.n_nodes} nodes)"
-                         + (f"; first at node {bad[0]}" if bad else ""))
+    if A.n_nodes != an.n_nodes:
+        raise ShapeError(f"the matrix has {A.n_nodes} nodes but the analysis {an.n_nodes}")
+    if not np.array_equal(A.block_sizes, an.block_sizes):
+        i = int(np.flatnonzero(A.block_sizes != an.block_sizes)[0])
+        raise ShapeError(f"node {i} has block size {int(A.block_sizes[i])} in the matrix but "
+                         f"{int(an.block_sizes[i])} in the analysis; analyze the matrix itself "
+                         "(gs.analyze(A)) or pass block_sizes= to gs.analyze")
     inside = an.has_edges(A.edges)
     if not inside.all():
         u, v = (int(x) for x in A.edges[np.flatnonzero(~inside)[0]])
