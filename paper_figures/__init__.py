@@ -6,8 +6,8 @@
 discipline of ``comparisons.runner``; they hold no library code.
 """
 
-from . import fig09b_ladder
+from . import fig09b_ladder, fig09bcd_graphs
 
-FIGURES = {m.NAME: m for m in (fig09b_ladder,)}
+FIGURES = {m.NAME: m for m in (fig09b_ladder, fig09bcd_graphs)}
 
 __all__ = ["FIGURES"]

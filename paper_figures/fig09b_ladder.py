@@ -28,6 +28,8 @@ NAME = "fig09b_ladder"
 TITLE = ("Ladder graph, 6×6 blocks: graph-ordered sparse LDU vs dense "
          "(Brüdigam et al. 2023, Fig. 9b)")
 SOLVERS = ("graphsolve compiled", "graphsolve reference", "dense block LDU", "LAPACK LU")
+#: A tiny configuration for the test suite.
+TINY = {"rungs": [1, 3], "repeats": 1}
 
 
 def _rungs(quick: bool) -> list[int]:

@@ -1,0 +1,126 @@
+"""Brüdigam et al. (2023) Fig. 9 b-d: linear systems on ladder, net and crystal graphs.
+
+Two rows of panels, both from :mod:`comparisons` (same runner, same timing discipline):
+
+* **paper-faithful** (``paper`` suite): the original benchmark's graphs (including its net
+  numbering for N ≥ 10, :mod:`comparisons.paper`), i.i.d. normal 6×6 blocks including the fill
+  blocks, graphsolve with the original DFS order, and the paper's dense baseline: LAPACK LU on a
+  *separate* uniform random matrix of the same size;
+* **corrected** (``full`` suite, kind ``spd``): true grids, one well-conditioned matrix for
+  every solver, residuals checked, graphsolve (Brüdigam and minimum-degree orderings) against
+  CHOLMOD, SuperLU and dense LAPACK LU on the same matrix.
+
+The x axis is the graph size parameter of the paper (rungs, N, N); times are factor (numeric
+refactor) + solve, best of N runs.
+"""
+
+from __future__ import annotations
+
+import scipy
+
+import graphsolve as gs
+from comparisons.runner import run
+from comparisons.suite import SUITES
+
+NAME = "fig09bcd_graphs"
+TITLE = "Brüdigam et al. 2023 Fig. 9 b-d: graph-ordered LDU vs dense and sparse peers"
+FAMILIES = ("ladder", "net", "crystal")
+PAPER_SOLVERS = ("graphsolve-brudigam-compiled", "dense-lapack-lu-separate")
+CORRECTED_SOLVERS = ("graphsolve-brudigam-compiled", "graphsolve-amd-compiled", "cholmod",
+                     "superlu-colamd", "dense-lapack-lu")
+SOLVERS = tuple(dict.fromkeys(PAPER_SOLVERS + CORRECTED_SOLVERS))
+#: A tiny configuration for the test suite.
+TINY = {"sizes": {"ladder": (1, 3), "net": (2, 3), "crystal": (2,)}, "repeats": 1}
+
+
+def _sizes(quick: bool) -> dict[str, tuple[int, ...]]:
+    if quick:
+        return {"ladder": (2, 10, 50, 151), "net": (2, 6, 10, 14, 18), "crystal": (2, 3, 4, 6)}
+    return {"ladder": (1, 2, 5, 10, 20, 40, 75, 110, 151), "net": tuple(range(1, 19)),
+            "crystal": tuple(range(1, 7))}
+
+
+def compute(quick: bool = True, sizes: dict | None = None, repeats: int | None = None
+            ) -> list[dict]:
+    """Rows ``mode, family, size, nodes, N, solver, time_s, residual, status``."""
+    sizes = sizes or _sizes(quick)
+    repeats = repeats or (3 if quick else 7)
+    rows = []
+    for fam in FAMILIES:
+        for mode, suite, kinds, solvers in (
+                ("paper-faithful", SUITES["paper"], None, PAPER_SOLVERS),
+                ("corrected", SUITES["full"], ["spd"], CORRECTED_SOLVERS)):
+            fam_sizes = list(sizes[fam])
+            if mode == "corrected" and fam == "ladder":   # ladder(n) takes nodes, paper rungs
+                fam_sizes = [2 * r for r in fam_sizes]
+            for r in run(suite, families=[fam], sizes=fam_sizes, kinds=kinds,
+                         solvers=solvers, repeats=repeats, progress=False):
+                size = r["size"] // 2 if mode == "corrected" and fam == "ladder" else r["size"]
+                rows.append({"mode": mode, "family": fam, "size": size, "nodes": r["nodes"],
+                             "N": r["N"], "solver": r["solver"], "status": r["status"],
+                             "time_s": r.get("refactor_solve_s", ""),
+                             "residual": r.get("residual", ""), "reason": r.get("reason", "")})
+    return rows
+
+
+def summarize(rows: list[dict]) -> list[str]:
+    """Dense / graphsolve time ratio at the largest size of each family and mode."""
+    out = []
+    for mode, dense in (("paper-faithful", "dense-lapack-lu-separate"),
+                        ("corrected", "dense-lapack-lu")):
+        for fam in FAMILIES:
+            ok = [r for r in rows if r["mode"] == mode and r["family"] == fam
+                  and r["status"] == "ok"]
+            if not ok:
+                continue
+            big = max(r["size"] for r in ok)
+            at = {r["solver"]: r["time_s"] for r in ok if r["size"] == big}
+            g = at.get("graphsolve-brudigam-compiled")
+            if g and dense in at:
+                out.append(f"{mode} {fam} {big}: dense / graphsolve = {at[dense] / g:.0f}x")
+    return out
+
+
+def plot(rows: list[dict], path) -> None:
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    from comparisons.solvers import package_version
+
+    fig, axes = plt.subplots(2, 3, figsize=(12, 7.2), constrained_layout=True)
+    xlabel = {"ladder": "rungs", "net": "N (N×N net)", "crystal": "N (N×N×N crystal)"}
+    style = {"graphsolve-brudigam-compiled": ("tab:blue", "o", "-"),
+             "graphsolve-amd-compiled": ("tab:cyan", "D", "-"),
+             "cholmod": ("tab:green", "s", "--"), "superlu-colamd": ("tab:olive", "^", "--"),
+             "dense-lapack-lu": ("tab:red", "v", "--"),
+             "dense-lapack-lu-separate": ("tab:red", "v", ":")}
+    versions = {"graphsolve": gs.__version__, "scipy": scipy.__version__,
+                "cholmod": f"(scikit-sparse {package_version('scikit-sparse')})"}
+    for row_ax, mode in zip(axes, ("paper-faithful", "corrected"), strict=True):
+        for ax, fam in zip(row_ax, FAMILIES, strict=True):
+            for solver, (color, marker, ls) in style.items():
+                pts = sorted((r["size"], float(r["time_s"]) * 1e3) for r in rows
+                             if r["mode"] == mode and r["family"] == fam
+                             and r["solver"] == solver and r["status"] == "ok")
+                if pts:
+                    pkg = ("graphsolve" if solver.startswith("graphsolve") else
+                           "cholmod" if solver == "cholmod" else "scipy")
+                    label = f"{solver} {versions[pkg]}"
+                    ax.plot(*zip(*pts, strict=True), ls, color=color, marker=marker, ms=3,
+                            label=label)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ticks = sorted({r["size"] for r in rows if r["mode"] == mode
+                            and r["family"] == fam and r["status"] == "ok"})
+            if ticks:
+                ax.set_xticks(ticks)
+            ax.xaxis.set_major_formatter(ScalarFormatter())
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.set_xlabel(xlabel[fam])
+            ax.set_ylabel("factor + solve time [ms]")
+            ax.set_title(f"{fam}, {mode}", fontsize=10)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=6.5)
+    fig.suptitle(TITLE + " (6×6 blocks, 1 BLAS thread)", fontsize=11)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
