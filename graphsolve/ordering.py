@@ -157,6 +157,12 @@ class Analysis:
         return int(s[0]) if bool(np.all(s == s[0])) else 0
 
     @cached_property
+    def size_pair(self) -> tuple[int, int]:
+        """``(larger, smaller)`` if the blocks have exactly two sizes, else ``(0, 0)``."""
+        sizes = np.unique(self.block_sizes)
+        return (int(sizes[1]), int(sizes[0])) if sizes.size == 2 else (0, 0)
+
+    @cached_property
     def edge_keys(self) -> np.ndarray:
         """Sorted keys ``u * n + v`` (``u < v``) of the graph's edges."""
         return self.edges[:, 0] * self.n_nodes + self.edges[:, 1]

@@ -166,30 +166,75 @@ def _sub_matmul(c, a, b, m, k, n, b_transposed):
 
 
 # ---------------------------------------------------------------------- kernels
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2):
+    """Alg. 3 lines 18-20 for the pair (i, c1): ``L = T D⁻¹``, ``U = D⁻¹ S``,
+    ``D_i -= T D⁻¹ S`` (LDLᵀ: ``S = Tᵀ``, ``U`` untouched)."""
+    if symmetric:
+        for r in range(si):                                 # w2 = Tᵀ (sc × si)
+            for c in range(sc):
+                w2[c * si + r] = T[r * sc + c]
+        _lu_solve_trans_left(lu_c, piv_c, sc, w2, si)       # w2 = D⁻ᵀ Tᵀ = (T D⁻¹)ᵀ
+        _sub_matmul(Di, T, w2, si, sc, si, False)           # D_i -= T (T D⁻¹)ᵀ
+        for r in range(si):
+            for c in range(sc):
+                T[r * sc + c] = w2[c * si + r]
+    else:
+        _lu_solve_left(lu_c, piv_c, sc, S, si)              # U = D⁻¹ S
+        _sub_matmul(Di, T, S, si, sc, si, False)            # D_i -= T U
+        _lu_solve_right(lu_c, piv_c, sc, T, si, w2)         # L = T D⁻¹
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol):
+    """Symmetrize (LDLᵀ), copy and LU-factor the pivot ``D_i``; False if it is singular."""
+    if symmetric:
+        for r in range(si):
+            for c in range(r + 1, si):
+                avg = 0.5 * (Di[r * si + c] + Di[c * si + r])
+                Di[r * si + c] = avg
+                Di[c * si + r] = avg
+    scale = 0.0
+    finite = True
+    for q in range(si * si):
+        lu_i[q] = Di[q]
+        v = abs(Di[q])
+        if not np.isfinite(v):
+            finite = False
+        elif v > scale:
+            scale = v
+    umin = _lu_inplace(lu_i, piv_i, si)
+    return finite and umin > rtol * si * scale
+
+
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS):
+def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2):
     """Alg. 3 over the flat buffers; ``sym`` packs the analysis arrays (:func:`_sym`).
-    ``BS`` > 0 says every block is BS×BS: compiled as a constant (through the ``_factor_BS``
-    entry points), the inlined small loops get fixed trip counts."""
+
+    ``BS`` > 0 and ``BS2`` = 0: every block is BS×BS; ``BS2`` > 0: every block is BS×BS or
+    BS2×BS2 (a KKT matrix of bodies and joints). Compiled as constants (through the
+    ``_factor_*`` entry points), the per-pair and per-pivot steps are dispatched to inlined
+    copies with fixed loop trip counts; ``BS = 0`` is the generic path."""
     literally(BS)
+    literally(BS2)
     order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr, sched_ic2, \
         sched_c1c2 = sym
     n_updates = 0
     n_scalings = 0
     for k in range(order.size):
         i = order[k]
-        si = sizes[i] if BS == 0 else BS
+        si = sizes[i] if BS == 0 or BS2 > 0 else BS
         Di = D[d_ptr[i]:d_ptr[i + 1]]
         for e in range(child_ptr[k], child_ptr[k + 1]):
             c1 = fe_child[e]
-            sc = sizes[c1] if BS == 0 else BS
+            sc = sizes[c1] if BS == 0 or BS2 > 0 else BS
             T = L[fe_ptr[e]:fe_ptr[e + 1]]
             S = U[fe_ptr[e]:fe_ptr[e + 1]]
             for t in range(sched_ptr[e], sched_ptr[e + 1]):
                 e_ic2 = sched_ic2[t]
                 e_c1c2 = sched_c1c2[t]
                 c2 = fe_child[e_ic2]
-                s2 = sizes[c2] if BS == 0 else BS
+                s2 = sizes[c2] if BS == 0 or BS2 > 0 else BS
                 Dc2 = D[d_ptr[c2]:d_ptr[c2 + 1]]
                 L_ic2 = L[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]]
                 L_c1c2 = L[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]]
@@ -203,55 +248,53 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS):
                 n_updates += 1
             lu_c = Dlu[d_ptr[c1]:d_ptr[c1 + 1]]
             piv_c = piv[x_ptr[c1]:x_ptr[c1 + 1]]
-            if symmetric:
-                for r in range(si):                                 # w2 = Tᵀ (sc × si)
-                    for c in range(sc):
-                        w2[c * si + r] = T[r * sc + c]
-                _lu_solve_trans_left(lu_c, piv_c, sc, w2, si)       # w2 = D⁻ᵀ Tᵀ = (T D⁻¹)ᵀ
-                _sub_matmul(Di, T, w2, si, sc, si, False)           # D_i -= T (T D⁻¹)ᵀ
-                for r in range(si):
-                    for c in range(sc):
-                        T[r * sc + c] = w2[c * si + r]
+            if BS2 == 0:
+                _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2)
+            elif si == BS and sc == BS2:
+                _scale_pair(T, S, Di, lu_c, piv_c, BS, BS2, symmetric, w2)
+            elif si == BS2 and sc == BS:
+                _scale_pair(T, S, Di, lu_c, piv_c, BS2, BS, symmetric, w2)
+            elif si == BS:
+                _scale_pair(T, S, Di, lu_c, piv_c, BS, BS, symmetric, w2)
             else:
-                _lu_solve_left(lu_c, piv_c, sc, S, si)              # U = D⁻¹ S
-                _sub_matmul(Di, T, S, si, sc, si, False)            # D_i -= T U
-                _lu_solve_right(lu_c, piv_c, sc, T, si, w2)         # L = T D⁻¹
+                _scale_pair(T, S, Di, lu_c, piv_c, BS2, BS2, symmetric, w2)
             n_scalings += 1
-        if symmetric:
-            for r in range(si):
-                for c in range(r + 1, si):
-                    avg = 0.5 * (Di[r * si + c] + Di[c * si + r])
-                    Di[r * si + c] = avg
-                    Di[c * si + r] = avg
         lu_i = Dlu[d_ptr[i]:d_ptr[i + 1]]
-        scale = 0.0
-        finite = True
-        for q in range(si * si):
-            lu_i[q] = Di[q]
-            v = abs(Di[q])
-            if not np.isfinite(v):
-                finite = False
-            elif v > scale:
-                scale = v
-        umin = _lu_inplace(lu_i, piv[x_ptr[i]:x_ptr[i + 1]], si)
-        if not finite or umin <= rtol * si * scale:
+        piv_i = piv[x_ptr[i]:x_ptr[i + 1]]
+        if BS2 == 0:
+            ok = _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol)
+        elif si == BS:
+            ok = _finish_pivot(Di, lu_i, piv_i, BS, symmetric, rtol)
+        else:
+            ok = _finish_pivot(Di, lu_i, piv_i, BS2, symmetric, rtol)
+        if not ok:
             return k, n_scalings, n_updates
     return -1, n_scalings, n_updates
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _factor_0(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol):
-    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 0)
+    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 0, 0)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _factor_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol):
-    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 3)
+    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 3, 0)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _factor_6(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol):
-    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6)
+    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6, 0)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _factor_6_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol):
+    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6, 3)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _factor_6_5(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol):
+    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6, 5)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -287,14 +330,21 @@ def _solve(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, p
 
 
 # ---------------------------------------------------------------------- Python signatures
-#: Block sizes that get kernels compiled with the size as a constant (unrolled small loops).
+#: Block sizes that get kernels compiled with the size as a constant (unrolled small loops):
+#: uniform sizes, and pairs (body, joint) of KKT matrices of rigid bodies.
 SPECIALIZED_SIZES = (3, 6)
+SPECIALIZED_PAIRS = ((6, 3), (6, 5))
 
 
-def uniform_size(an) -> int:
-    """The common block size when every block has it and it is specialized, else 0."""
+def specialization(an) -> tuple[int, int]:
+    """``(BS, 0)`` if every block is BS×BS and BS is specialized, ``(BS, BS2)`` for a
+    specialized pair of sizes, else ``(0, 0)`` (the generic kernel)."""
     size = an.uniform_block_size
-    return size if size in SPECIALIZED_SIZES else 0
+    if size:
+        return (size, 0) if size in SPECIALIZED_SIZES else (0, 0)
+    pair = an.size_pair
+    return pair if pair in SPECIALIZED_PAIRS else (0, 0)
+
 
 
 def work_buffers(an) -> tuple[np.ndarray, np.ndarray]:
@@ -309,13 +359,14 @@ def _sym(an) -> tuple:
             an.sched_ptr, an.sched_ic2, an.sched_c1c2)
 
 
-_FACTOR = {0: _factor_0, 3: _factor_3, 6: _factor_6}
+_FACTOR = {(0, 0): _factor_0, (3, 0): _factor_3, (6, 0): _factor_6, (6, 3): _factor_6_3,
+           (6, 5): _factor_6_5}
 
 
 def factor(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[int, dict]:
     """Compiled :func:`graphsolve.kernels.reference.factor` (same arguments and results)."""
     w1, w2 = work if work is not None else work_buffers(an)
-    status, scalings, updates = _FACTOR[uniform_size(an)](
+    status, scalings, updates = _FACTOR[specialization(an)](
         _sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2, PIVOT_RTOL)
     pivots = an.n_nodes if status < 0 else int(status) + 1
     return int(status), {"pivots": pivots, "scalings": int(scalings), "updates": int(updates)}
@@ -332,13 +383,14 @@ def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
 
 # ---------------------------------------------------------------------- batched kernels
 @njit(cache=True, error_model="numpy", parallel=True)
-def _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, BS):
+def _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, BS, BS2):
     """Items in parallel (numba threads); ``w1``, ``w2`` hold one work row per thread."""
     literally(BS)
+    literally(BS2)
     for b in prange(D.shape[0]):
         t = get_thread_id()
         st, scalings, updates = _factor(sym, D[b], Dlu[b], piv[b], L[b], U[b], symmetric,
-                                        w1[t], w2[t], rtol, BS)
+                                        w1[t], w2[t], rtol, BS, BS2)
         status[b] = st
         counts[b, 0] = scalings
         counts[b, 1] = updates
@@ -346,20 +398,31 @@ def _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, count
 
 @njit(cache=True, error_model="numpy")
 def _factor_batch_0(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts):
-    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 0)
+    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 0, 0)
 
 
 @njit(cache=True, error_model="numpy")
 def _factor_batch_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts):
-    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 3)
+    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 3, 0)
 
 
 @njit(cache=True, error_model="numpy")
 def _factor_batch_6(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts):
-    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 6)
+    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 6, 0)
 
 
-_FACTOR_BATCH = {0: _factor_batch_0, 3: _factor_batch_3, 6: _factor_batch_6}
+@njit(cache=True, error_model="numpy")
+def _factor_batch_6_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts):
+    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 6, 3)
+
+
+@njit(cache=True, error_model="numpy")
+def _factor_batch_6_5(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts):
+    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 6, 5)
+
+
+_FACTOR_BATCH = {(0, 0): _factor_batch_0, (3, 0): _factor_batch_3, (6, 0): _factor_batch_6,
+                 (6, 3): _factor_batch_6_3, (6, 5): _factor_batch_6_5}
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
@@ -380,7 +443,7 @@ def factor_batch(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[np.
     w1, w2 = np.empty((threads, m * m)), np.empty((threads, m * m))
     status = np.empty(D.shape[0], dtype=np.int64)
     counts = np.zeros((D.shape[0], 2), dtype=np.int64)
-    _FACTOR_BATCH[uniform_size(an)](_sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2,
+    _FACTOR_BATCH[specialization(an)](_sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2,
                                     PIVOT_RTOL, status, counts)
     return status, {"pivots": an.n_nodes, "scalings": int(counts[0, 0]),
                     "updates": int(counts[0, 1])}
