@@ -351,16 +351,23 @@ def _defer_zero_pivots(indptr, indices, order, zero: frozenset[int], always: boo
         return order, []
     pos = np.empty(order.size, np.int64)
     pos[order] = np.arange(order.size)
+    z = np.fromiter(zero, dtype=np.int64, count=len(zero))
+    z = z[np.diff(indptr)[z] > 0]                       # isolated nodes have nothing to wait for
+    if z.size == 0:
+        return order, []
+    # first / last neighbour position of every node with neighbours (segments of the CSR)
+    linked = np.flatnonzero(np.diff(indptr) > 0)
+    reduce = np.maximum if always else np.minimum
+    extreme = np.zeros(order.size, np.int64)
+    extreme[linked] = reduce.reduceat(pos[indices], indptr[linked])
+    # always: some neighbour comes later; otherwise: no neighbour comes earlier
+    move = z[extreme[z] > pos[z]]
     waiting: dict[int, list[int]] = {}
     deferred = []
-    for v in sorted(zero, key=lambda u: pos[u]):
+    for v in sorted(move.tolist(), key=lambda u: pos[u]):
         nb = indices[indptr[v]:indptr[v + 1]]
-        if nb.size == 0:
-            continue
-        earlier = int(np.count_nonzero(pos[nb] < pos[v]))
-        if (earlier < nb.size) if always else (earlier == 0):
-            waiting.setdefault(int(nb[np.argmax(pos[nb])]), []).append(int(v))
-            deferred.append(int(v))
+        waiting.setdefault(int(nb[np.argmax(pos[nb])]), []).append(int(v))
+        deferred.append(int(v))
     if not deferred:
         return order, []
     moved = set(deferred)
