@@ -208,13 +208,54 @@ def _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol):
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2):
+def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS):
     """Alg. 3 over the flat buffers; ``sym`` packs the analysis arrays (:func:`_sym`).
+    ``BS`` > 0 says every block is BS×BS: compiled as a constant (through the ``_factor_BS``
+    entry points), the inlined small loops get fixed trip counts; ``BS = 0`` is generic."""
+    literally(BS)
+    order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr, sched_ic2, \
+        sched_c1c2 = sym
+    n_updates = 0
+    n_scalings = 0
+    for k in range(order.size):
+        i = order[k]
+        si = sizes[i] if BS == 0 else BS
+        Di = D[d_ptr[i]:d_ptr[i + 1]]
+        for e in range(child_ptr[k], child_ptr[k + 1]):
+            c1 = fe_child[e]
+            sc = sizes[c1] if BS == 0 else BS
+            T = L[fe_ptr[e]:fe_ptr[e + 1]]
+            S = U[fe_ptr[e]:fe_ptr[e + 1]]
+            for t in range(sched_ptr[e], sched_ptr[e + 1]):         # Alg. 3 lines 8-15
+                e_ic2 = sched_ic2[t]
+                e_c1c2 = sched_c1c2[t]
+                c2 = fe_child[e_ic2]
+                s2 = sizes[c2] if BS == 0 else BS
+                Dc2 = D[d_ptr[c2]:d_ptr[c2 + 1]]
+                L_ic2 = L[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]]
+                L_c1c2 = L[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]]
+                _matmul(L_ic2, Dc2, w1, si, s2, s2)                 # L_ic2 D_c2
+                if symmetric:
+                    _sub_matmul(T, w1, L_c1c2, si, s2, sc, True)    # T -= (.) L_c1c2ᵀ
+                else:
+                    _sub_matmul(T, w1, U[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]], si, s2, sc, False)
+                    _matmul(L_c1c2, Dc2, w1, sc, s2, s2)
+                    _sub_matmul(S, w1, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], sc, s2, si, False)
+                n_updates += 1
+            _scale_pair(T, S, Di, Dlu[d_ptr[c1]:d_ptr[c1 + 1]], piv[x_ptr[c1]:x_ptr[c1 + 1]],
+                        si, sc, symmetric, w2)
+            n_scalings += 1
+        if not _finish_pivot(Di, Dlu[d_ptr[i]:d_ptr[i + 1]], piv[x_ptr[i]:x_ptr[i + 1]], si,
+                             symmetric, rtol):
+            return k, n_scalings, n_updates
+    return -1, n_scalings, n_updates
 
-    ``BS`` > 0 and ``BS2`` = 0: every block is BS×BS; ``BS2`` > 0: every block is BS×BS or
-    BS2×BS2 (a KKT matrix of bodies and joints). Compiled as constants (through the
-    ``_factor_*`` entry points), the per-pair and per-pivot steps are dispatched to inlined
-    copies with fixed loop trip counts; ``BS = 0`` is the generic path."""
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2):
+    """:func:`_factor` for blocks of exactly two sizes ``BS`` > ``BS2`` (bodies and joints of a
+    KKT matrix): pivots and body-joint pairs run fixed-size inlined copies, pairs of equal size
+    (fill between bodies or between joints) the generic code."""
     literally(BS)
     literally(BS2)
     order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr, sched_ic2, \
@@ -223,18 +264,18 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2):
     n_scalings = 0
     for k in range(order.size):
         i = order[k]
-        si = sizes[i] if BS == 0 or BS2 > 0 else BS
+        si = sizes[i]
         Di = D[d_ptr[i]:d_ptr[i + 1]]
         for e in range(child_ptr[k], child_ptr[k + 1]):
             c1 = fe_child[e]
-            sc = sizes[c1] if BS == 0 or BS2 > 0 else BS
+            sc = sizes[c1]
             T = L[fe_ptr[e]:fe_ptr[e + 1]]
             S = U[fe_ptr[e]:fe_ptr[e + 1]]
-            for t in range(sched_ptr[e], sched_ptr[e + 1]):
+            for t in range(sched_ptr[e], sched_ptr[e + 1]):         # Alg. 3 lines 8-15
                 e_ic2 = sched_ic2[t]
                 e_c1c2 = sched_c1c2[t]
                 c2 = fe_child[e_ic2]
-                s2 = sizes[c2] if BS == 0 or BS2 > 0 else BS
+                s2 = sizes[c2]
                 Dc2 = D[d_ptr[c2]:d_ptr[c2 + 1]]
                 L_ic2 = L[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]]
                 L_c1c2 = L[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]]
@@ -248,22 +289,16 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2):
                 n_updates += 1
             lu_c = Dlu[d_ptr[c1]:d_ptr[c1 + 1]]
             piv_c = piv[x_ptr[c1]:x_ptr[c1 + 1]]
-            if BS2 == 0:
-                _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2)
-            elif si == BS and sc == BS2:
+            if si == BS and sc == BS2:
                 _scale_pair(T, S, Di, lu_c, piv_c, BS, BS2, symmetric, w2)
             elif si == BS2 and sc == BS:
                 _scale_pair(T, S, Di, lu_c, piv_c, BS2, BS, symmetric, w2)
-            elif si == BS:
-                _scale_pair(T, S, Di, lu_c, piv_c, BS, BS, symmetric, w2)
             else:
-                _scale_pair(T, S, Di, lu_c, piv_c, BS2, BS2, symmetric, w2)
+                _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2)
             n_scalings += 1
         lu_i = Dlu[d_ptr[i]:d_ptr[i + 1]]
         piv_i = piv[x_ptr[i]:x_ptr[i + 1]]
-        if BS2 == 0:
-            ok = _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol)
-        elif si == BS:
+        if si == BS:
             ok = _finish_pivot(Di, lu_i, piv_i, BS, symmetric, rtol)
         else:
             ok = _finish_pivot(Di, lu_i, piv_i, BS2, symmetric, rtol)
@@ -274,27 +309,27 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2):
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _factor_0(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol):
-    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 0, 0)
+    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 0)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _factor_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol):
-    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 3, 0)
+    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 3)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _factor_6(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol):
-    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6, 0)
+    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _factor_6_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol):
-    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6, 3)
+    return _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6, 3)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _factor_6_5(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol):
-    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6, 5)
+    return _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6, 5)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -389,8 +424,12 @@ def _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, count
     literally(BS2)
     for b in prange(D.shape[0]):
         t = get_thread_id()
-        st, scalings, updates = _factor(sym, D[b], Dlu[b], piv[b], L[b], U[b], symmetric,
-                                        w1[t], w2[t], rtol, BS, BS2)
+        if BS2 == 0:
+            st, scalings, updates = _factor(sym, D[b], Dlu[b], piv[b], L[b], U[b], symmetric,
+                                            w1[t], w2[t], rtol, BS)
+        else:
+            st, scalings, updates = _factor_pair(sym, D[b], Dlu[b], piv[b], L[b], U[b],
+                                                 symmetric, w1[t], w2[t], rtol, BS, BS2)
         status[b] = st
         counts[b, 0] = scalings
         counts[b, 1] = updates
@@ -399,11 +438,6 @@ def _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, count
 @njit(cache=True, error_model="numpy")
 def _factor_batch_0(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts):
     _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 0, 0)
-
-
-@njit(cache=True, error_model="numpy")
-def _factor_batch_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts):
-    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 3, 0)
 
 
 @njit(cache=True, error_model="numpy")
@@ -416,13 +450,8 @@ def _factor_batch_6_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, c
     _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 6, 3)
 
 
-@njit(cache=True, error_model="numpy")
-def _factor_batch_6_5(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts):
-    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 6, 5)
-
-
-_FACTOR_BATCH = {(0, 0): _factor_batch_0, (3, 0): _factor_batch_3, (6, 0): _factor_batch_6,
-                 (6, 3): _factor_batch_6_3, (6, 5): _factor_batch_6_5}
+#: Batched variants (each is a parallel compile; other specializations use the generic one).
+_FACTOR_BATCH = {(0, 0): _factor_batch_0, (6, 0): _factor_batch_6, (6, 3): _factor_batch_6_3}
 
 
 @njit(cache=True, error_model="numpy", parallel=True)
@@ -443,8 +472,8 @@ def factor_batch(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[np.
     w1, w2 = np.empty((threads, m * m)), np.empty((threads, m * m))
     status = np.empty(D.shape[0], dtype=np.int64)
     counts = np.zeros((D.shape[0], 2), dtype=np.int64)
-    _FACTOR_BATCH[specialization(an)](_sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2,
-                                    PIVOT_RTOL, status, counts)
+    kernel = _FACTOR_BATCH.get(specialization(an), _factor_batch_0)
+    kernel(_sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2, PIVOT_RTOL, status, counts)
     return status, {"pivots": an.n_nodes, "scalings": int(counts[0, 0]),
                     "updates": int(counts[0, 1])}
 
