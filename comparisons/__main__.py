@@ -47,11 +47,13 @@ def _run(args) -> int:
           f"{out.with_suffix('.json')}")
     for r in bad:
         print(f"  failed: {r['family']} {r['size']} {r['kind']} {r['solver']}: {r['reason']}")
-    rates = [r["gflops"] for r in rows if r.get("gflops") and r["family"] in ("path",
-                                                                               "random_tree")]
-    if rates:
-        print(f"graphsolve on trees: up to {max(rates):.2f} GFLOP/s (analysis flops / refactor "
-              f"time) = {max(rates) / gemm:.0%} of the numba 6x6 GEMM loop ({gemm:.2f} GFLOP/s, "
+    trees = [r for r in rows if r.get("gflops") and r["family"] in ("path", "random_tree")
+             and r["solver"].startswith("graphsolve-brudigam")]   # zero fill: O(n) work
+    if trees:
+        big = max(trees, key=lambda r: (r["nodes"], r["gflops"]))
+        print(f"graphsolve (brudigam) on a {big['nodes']}-node {big['family']}: "
+              f"{big['gflops']:.2f} GFLOP/s (analysis flops / refactor time) = "
+              f"{big['gflops'] / gemm:.0%} of the numba 6x6 GEMM loop ({gemm:.2f} GFLOP/s, "
               "same run)")
     return 0
 
