@@ -152,9 +152,8 @@ class Factorization:
     def perm(self) -> np.ndarray:
         """Scalar permutation ``p`` with ``A[p][:, p] == L @ D @ U``."""
         an = self.analysis
-        sizes = an.block_sizes[an.order]
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        return np.repeat(an.x_ptr[an.order] - starts, sizes) + np.arange(an.N)
+        shift = an.x_ptr[an.order] - self._permuted_offsets()[an.order]
+        return np.repeat(shift, an.block_sizes[an.order]) + np.arange(an.N)
 
     def _permuted_offsets(self) -> np.ndarray:
         an = self.analysis

@@ -28,7 +28,7 @@ from .errors import GraphError
 from .graph import block_offsets, check_graph, resolve_block_sizes, zero_diagonal_nodes
 from .symbolic import csr_adjacency, dfs_orders, factor_pattern, update_schedule
 
-__all__ = ["Analysis", "analyze", "canonical_graph", "ORDERINGS"]
+__all__ = ["Analysis", "analyze", "ORDERINGS"]
 
 ORDERINGS = ("brudigam", "dfs", "natural", "amd")
 
@@ -45,7 +45,7 @@ class Analysis:
     Attributes
     ----------
     graph : networkx.Graph
-        A frozen copy of the block graph with sorted adjacency (:func:`canonical_graph`).
+        A frozen copy of the block graph with sorted adjacency (built on first access).
     block_sizes : ndarray of int64, shape (n,)
     ordering : str
         ``"brudigam"``, ``"dfs"``, ``"natural"``, ``"amd"`` or ``"given"``.
@@ -293,17 +293,6 @@ class Analysis:
 
 
 # ---------------------------------------------------------------------- orderings
-def canonical_graph(G: nx.Graph) -> nx.Graph:
-    """A copy of ``G`` with nodes and edges inserted in sorted order, so every adjacency list
-    is sorted and a networkx DFS visits neighbours in increasing node id (the order the
-    analysis uses: its orderings depend only on the structure of ``G``)."""
-    H = nx.Graph()
-    H.graph.update(G.graph)
-    H.add_nodes_from((v, G.nodes[v]) for v in sorted(G))
-    H.add_edges_from((u, v, G.edges[u, v]) for u, v in sorted(tuple(sorted(e)) for e in G.edges))
-    return H
-
-
 def _dfs_roots(n, indptr, indices, root, zero) -> np.ndarray:
     """One DFS root per connected component, components by their smallest node. The paper
     takes an arbitrary root (2023, §4.1); we take the smallest node whose diagonal block is
