@@ -12,9 +12,11 @@ $(STAMP): pyproject.toml scripts/install-system-deps.sh
 	bash scripts/install-system-deps.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[bench,dev]"
+	$(BIN)/python -m pip install --quiet -e ".[bench,dev,dynamics]"
 	$(BIN)/python -c "import sksparse.cholmod, qdldl" || \
 		{ echo "error: the CHOLMOD / QDLDL peers did not install (see above)"; exit 1; }
+	$(BIN)/python -c "import pinocchio, mujoco" || \
+		{ echo "error: the Pinocchio / MuJoCo oracles did not install (see above)"; exit 1; }
 	@touch $(STAMP)
 
 # Main job: the default benchmark suite (CSV + JSON + plots + tables), then the figures.

@@ -1,1 +1,2 @@
-"""dynamics: see ../shared/DESIGN.md; filled in by its own issue."""
+"""dynamics: mechanisms (spec, models, URDF) simulated in maximal coordinates (``maximal``)
+with graphsolve, and a minimal-coordinate baseline (``minimal``)."""

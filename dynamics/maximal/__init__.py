@@ -1,0 +1,13 @@
+"""Maximal-coordinate variational integrator (Brüdigam et al. 2023 §2-4, App. A, B, D).
+
+>>> from dynamics import models
+>>> from dynamics.maximal import Simulation
+>>> traj = Simulation(models.double_pendulum(), dt=0.01).run(100, progress=False)
+>>> bool(abs(traj.energy[-1] - traj.energy[0]) < 0.1)
+True
+"""
+from .integrator import NewtonError, StepSystem
+from .mechanism import MaximalModel
+from .simulation import Simulation, Trajectory
+
+__all__ = ["Simulation", "Trajectory", "MaximalModel", "StepSystem", "NewtonError"]

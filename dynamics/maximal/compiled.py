@@ -1,0 +1,442 @@
+"""numba versions of the per-iteration residual and Jacobian of :mod:`.integrator`.
+
+Same equations as the NumPy reference (:meth:`StepSystem.residual_reference`,
+:meth:`StepSystem.jacobian_reference`), written as loops over bodies and joints so one Newton
+iteration makes no Python call per body or joint; the tests compare the two.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["residual_kernel", "jacobian_kernel"]
+
+
+@njit(cache=True, inline="always")
+def _mm(A, B, C):
+    """``C = A @ B`` for small matrices, without a BLAS call."""
+    n, k = A.shape
+    m = B.shape[1]
+    for i in range(n):
+        for j in range(m):
+            acc = 0.0
+            for t in range(k):
+                acc += A[i, t] * B[t, j]
+            C[i, j] = acc
+
+
+@njit(cache=True, inline="always")
+def _mtm(A, B, C):
+    """``C = Aᵀ @ B`` for small matrices."""
+    k, n = A.shape
+    m = B.shape[1]
+    for i in range(n):
+        for j in range(m):
+            acc = 0.0
+            for t in range(k):
+                acc += A[t, i] * B[t, j]
+            C[i, j] = acc
+
+
+@njit(cache=True, inline="always")
+def _mv(A, x, y):
+    """``y = A @ x``."""
+    for i in range(A.shape[0]):
+        acc = 0.0
+        for t in range(A.shape[1]):
+            acc += A[i, t] * x[t]
+        y[i] = acc
+
+
+@njit(cache=True, inline="always")
+def _mtv(A, x, y):
+    """``y = Aᵀ @ x``."""
+    for i in range(A.shape[1]):
+        acc = 0.0
+        for t in range(A.shape[0]):
+            acc += A[t, i] * x[t]
+        y[i] = acc
+
+
+@njit(cache=True, inline="always")
+def _cross(a, b, c):
+    c[0] = a[1] * b[2] - a[2] * b[1]
+    c[1] = a[2] * b[0] - a[0] * b[2]
+    c[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(cache=True, inline="always")
+def _rot(q, Q):
+    """Rotation matrix of unit quaternion ``q`` (eq. A.6) into ``Q``."""
+    s, a, b, c = q[0], q[1], q[2], q[3]
+    Q[0, 0] = s * s + a * a - b * b - c * c
+    Q[0, 1] = 2.0 * (a * b - s * c)
+    Q[0, 2] = 2.0 * (a * c + s * b)
+    Q[1, 0] = 2.0 * (a * b + s * c)
+    Q[1, 1] = s * s - a * a + b * b - c * c
+    Q[1, 2] = 2.0 * (b * c - s * a)
+    Q[2, 0] = 2.0 * (a * c - s * b)
+    Q[2, 1] = 2.0 * (b * c + s * a)
+    Q[2, 2] = s * s - a * a - b * b + c * c
+
+
+@njit(cache=True, inline="always")
+def _Lmat(q, M):
+    s = q[0]
+    M[0, 0] = s
+    M[0, 1] = -q[1]
+    M[0, 2] = -q[2]
+    M[0, 3] = -q[3]
+    M[1, 0] = q[1]
+    M[2, 0] = q[2]
+    M[3, 0] = q[3]
+    M[1, 1] = s
+    M[2, 2] = s
+    M[3, 3] = s
+    M[1, 2] = -q[3]
+    M[1, 3] = q[2]
+    M[2, 1] = q[3]
+    M[2, 3] = -q[1]
+    M[3, 1] = -q[2]
+    M[3, 2] = q[1]
+
+
+@njit(cache=True, inline="always")
+def _Rmat(q, M):
+    _Lmat(q, M)
+    M[1, 2] = q[3]
+    M[1, 3] = -q[2]
+    M[2, 1] = -q[3]
+    M[2, 3] = q[1]
+    M[3, 1] = q[2]
+    M[3, 2] = -q[1]
+
+
+@njit(cache=True)
+def _d_rotate_dq(q, p, out, W):
+    """``∂(Q(q) p)/∂q`` (3×4), the formula of ``quaternion.d_rotate_dq``; ``W``: (5, 4, 4)."""
+    ph = W[4, 0]
+    ph[0] = 0.0
+    ph[1:] = p
+    Rq, Ry, Lq, Lp = W[0], W[1], W[2], W[3]
+    _Rmat(q, Rq)
+    y = W[4, 1]
+    _mtv(Rq, ph, y)
+    _Rmat(y, Ry)
+    _Lmat(q, Lq)
+    _Lmat(ph, Lp)
+    for i in range(3):
+        for j in range(4):
+            acc = 0.0
+            for t in range(4):
+                acc += Lq[i + 1, t] * Lp[t, j]
+            # times T: columns 1..3 of the second term change sign
+            out[i, j] = Ry[i + 1, j] + (acc if j == 0 else -acc)
+
+
+@njit(cache=True)
+def joint_terms(xa, qa, xb, qb, pa, pb, qoff, g, dxa, dqa, dxb, dqb, jac, W):
+    """One joint's ``[g_T; g_R]`` (B.1, B.3) and derivatives, as ``joints.constraint_terms``.
+
+    ``W`` is scratch space of shape (12, 4, 4).
+    """
+    Qa = W[0, :3, :3]
+    Qb = W[1, :3, :3]
+    _rot(qa, Qa)
+    _rot(qb, Qb)
+    r = W[2, 0, :3]
+    tmp3 = W[2, 1, :3]
+    _mv(Qb, pb, tmp3)
+    for i in range(3):
+        r[i] = xb[i] + tmp3[i] - xa[i]
+    _mtv(Qa, r, tmp3)
+    La, Loff, P = W[3], W[4], W[5]
+    _Lmat(qa, La)
+    _Lmat(qoff, Loff)
+    for i in range(4):                     # P = L(q_off)ᵀ L(q_a)ᵀ
+        for j in range(4):
+            acc = 0.0
+            for t in range(4):
+                acc += Loff[t, i] * La[j, t]
+            P[i, j] = acc
+    for i in range(3):
+        g[i] = tmp3[i] - pa[i]
+        acc = 0.0
+        for t in range(4):
+            acc += P[i + 1, t] * qb[t]
+        g[3 + i] = acc
+    if not jac:
+        return
+    for i in range(6):
+        for j in range(3):
+            dxa[i, j] = 0.0
+            dxb[i, j] = 0.0
+    for i in range(3):
+        for j in range(3):
+            dxb[i, j] = Qa[j, i]
+            dxa[i, j] = -Qa[j, i]
+    tmp = W[6, :3, :]
+    _d_rotate_dq(qb, pb, tmp, W[7:12])
+    for i in range(3):
+        for j in range(4):
+            acc = 0.0
+            for t in range(3):
+                acc += Qa[t, i] * tmp[t, j]
+            dqb[i, j] = acc
+    conj = W[2, 2]
+    conj[0] = qa[0]
+    for i in range(1, 4):
+        conj[i] = -qa[i]
+    _d_rotate_dq(conj, r, tmp, W[7:12])
+    for i in range(3):
+        dqa[i, 0] = tmp[i, 0]
+        for j in range(1, 4):
+            dqa[i, j] = -tmp[i, j]
+    Rb = W[6]
+    _Rmat(qb, Rb)
+    for i in range(3):
+        for j in range(4):
+            acc = 0.0
+            for t in range(4):
+                acc += Loff[t, i + 1] * Rb[t, j]
+            dqb[3 + i, j] = P[i + 1, j]
+            dqa[3 + i, j] = acc if j == 0 else -acc
+
+
+@njit(cache=True, inline="always")
+def _omega_s(w, dt):
+    arg = (2.0 / dt) ** 2 - (w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    return np.sqrt(arg) if arg > 0.0 else np.nan
+
+
+@njit(cache=True)
+def _next_configuration(s, x1, q1, dt):
+    nb = x1.shape[0]
+    x2 = np.empty((nb, 3))
+    q2 = np.empty((nb, 4))
+    L = np.empty((4, 4))
+    wb = np.empty(4)
+    for i in range(nb):
+        for c in range(3):
+            x2[i, c] = x1[i, c] + dt * s[6 * i + c]
+        w = s[6 * i + 3:6 * i + 6]
+        wb[0] = _omega_s(w, dt)
+        wb[1:] = w
+        _Lmat(q1[i], L)
+        _mv(L, wb, q2[i])
+        for c in range(4):
+            q2[i, c] *= 0.5 * dt
+    return x2, q2
+
+
+@njit(cache=True)
+def _ends(k, parent, child, x, q, world_x, world_q):
+    a = parent[k]
+    if a < 0:
+        return world_x, world_q, x[child[k]], q[child[k]]
+    return x[a], q[a], x[child[k]], q[child[k]]
+
+
+@njit(cache=True)
+def _world():
+    wq = np.zeros(4)
+    wq[0] = 1.0
+    return np.zeros(3), wq
+
+
+@njit(cache=True)
+def residual_kernel(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
+                    has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow):
+    """``f(s)`` of eq. (30a); see ``StepSystem.residual_reference``."""
+    nb = x1.shape[0]
+    nj = parent.shape[0]
+    out = np.empty(s.shape[0])
+    Jw1 = np.empty(3)
+    Jw0 = np.empty(3)
+    c1 = np.empty(3)
+    c0 = np.empty(3)
+    dw = np.empty(3)
+    wr = np.empty(12)
+    for i in range(nb):
+        v1 = s[6 * i:6 * i + 3]
+        w1 = s[6 * i + 3:6 * i + 6]
+        J = inertia[i]
+        if projection:
+            for c in range(3):
+                out[6 * i + c] = mass[i] * (v1[c] - v0[i, c])
+            for c in range(3):
+                dw[c] = w1[c] - w0[i, c]
+            _mv(J, dw, Jw1)
+            for c in range(3):
+                out[6 * i + 3 + c] = Jw1[c]
+        else:
+            _mv(J, w1, Jw1)
+            _mv(J, w0[i], Jw0)
+            s1 = _omega_s(w1, dt)
+            s0 = _omega_s(w0[i], dt)
+            _cross(w1, Jw1, c1)
+            _cross(w0[i], Jw0, c0)
+            for c in range(3):
+                out[6 * i + c] = mass[i] * (v1[c] - v0[i, c]) / dt
+                out[6 * i + 3 + c] = s1 * Jw1[c] + c1[c] - s0 * Jw0[c] + c0[c]
+        for c in range(6):
+            out[6 * i + c] -= external[i, c] * (2.0 if c >= 3 else 1.0)
+    zd = np.empty(12)
+    for k in range(nj):
+        a, b = parent[k], child[k]
+        if has_damping:
+            zd[:] = 0.0
+            if a >= 0:
+                zd[:6] = s[6 * a:6 * a + 6]
+            zd[6:] = s[6 * b:6 * b + 6]
+            _mv(damping[k], zd, wr)
+            for c in range(6):
+                sc = 2.0 if c >= 3 else 1.0
+                if a >= 0:
+                    out[6 * a + c] += sc * wr[c]
+                out[6 * b + c] += sc * wr[6 + c]
+        m = nc[k]
+        if m == 0:
+            continue
+        r0 = jrow[k]
+        for c in range(6):
+            fa = 0.0
+            fb = 0.0
+            for r in range(m):
+                fa += G[0, k, r, c] * s[r0 + r]
+                fb += G[1, k, r, c] * s[r0 + r]
+            if a >= 0:
+                out[6 * a + c] -= fa
+            out[6 * b + c] -= fb
+    x2, q2 = _next_configuration(s, x1, q1, dt)
+    g = np.empty(6)
+    cv = np.empty(6)
+    d3 = np.empty((6, 3))
+    d4 = np.empty((6, 4))
+    W = np.empty((12, 4, 4))
+    world_x, world_q = _world()
+    for k in range(nj):
+        m = nc[k]
+        if m == 0:
+            continue
+        xa, qa, xb, qb = _ends(k, parent, child, x2, q2, world_x, world_q)
+        joint_terms(xa, qa, xb, qb, p_a[k], p_b[k], q_off[k], g, d3, d4, d3, d4, False, W)
+        _mv(select[k], g, cv)
+        for r in range(m):
+            out[jrow[k] + r] = cv[r]
+    return out
+
+
+@njit(cache=True)
+def jacobian_kernel(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, parent,
+                    child, p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb):
+    """Write ``F = ∂f/∂s`` (eq. 32) into the flat BlockMatrix buffer ``data``."""
+    nb = x1.shape[0]
+    nj = parent.shape[0]
+    D = np.empty((6, 6))
+    Jw = np.empty(3)
+    for i in range(nb):
+        D[:, :] = diag_const[i]
+        J = inertia[i]
+        if projection:
+            for c in range(3):
+                D[c, c] += mass[i]
+            D[3:, 3:] += J
+        else:
+            w = s[6 * i + 3:6 * i + 6]
+            ws = _omega_s(w, dt)
+            _mv(J, w, Jw)
+            for c in range(3):
+                D[c, c] += mass[i] / dt
+            for r in range(3):
+                for c in range(3):
+                    D[3 + r, 3 + c] += ws * J[r, c] - Jw[r] * w[c] / ws
+            # [w]× J - [J w]×
+            for c in range(3):
+                D[3, 3 + c] += w[1] * J[2, c] - w[2] * J[1, c]
+                D[4, 3 + c] += w[2] * J[0, c] - w[0] * J[2, c]
+                D[5, 3 + c] += w[0] * J[1, c] - w[1] * J[0, c]
+            D[3, 4] += Jw[2]
+            D[3, 5] -= Jw[1]
+            D[4, 3] -= Jw[2]
+            D[4, 5] += Jw[0]
+            D[5, 3] += Jw[1]
+            D[5, 4] -= Jw[0]
+        for r in range(6):
+            for c in range(6):
+                data[36 * i + 6 * r + c] = D[r, c]
+    x2, q2 = _next_configuration(s, x1, q1, dt)
+    g = np.empty(6)
+    dxa = np.empty((6, 3))
+    dqa = np.empty((6, 4))
+    dxb = np.empty((6, 3))
+    dqb = np.empty((6, 4))
+    L = np.empty((4, 4))
+    dq2 = np.empty((4, 3))
+    blk = np.empty((6, 6))
+    sel = np.empty((6, 6))
+    dqw = np.empty((6, 3))
+    W = np.empty((12, 4, 4))
+    world_x, world_q = _world()
+    for k in range(nj):
+        m = nc[k]
+        if m == 0:
+            continue
+        xa, qa, xb, qb = _ends(k, parent, child, x2, q2, world_x, world_q)
+        joint_terms(xa, qa, xb, qb, p_a[k], p_b[k], q_off[k], g, dxa, dqa, dxb, dqb, True, W)
+        for e in range(2):
+            body = parent[k] if e == 0 else child[k]
+            if body < 0:
+                continue
+            p = ptr_bj[e, k]
+            for r in range(6):
+                for c in range(m):
+                    data[p + r * m + c] = -G[e, k, c, r]
+            w = s[6 * body + 3:6 * body + 6]
+            ws = _omega_s(w, dt)
+            _Lmat(q1[body], L)
+            for r in range(4):
+                for c in range(3):
+                    dq2[r, c] = 0.5 * dt * (-L[r, 0] * w[c] / ws + L[r, c + 1])
+            dx = dxa if e == 0 else dxb
+            dq = dqa if e == 0 else dqb
+            _mm(dq, dq2, dqw)
+            for r in range(6):
+                for c in range(3):
+                    blk[r, c] = dt * dx[r, c]
+                    blk[r, 3 + c] = dqw[r, c]
+            _mm(select[k], blk, sel)
+            p = ptr_jb[e, k]
+            for r in range(m):
+                for c in range(6):
+                    data[p + r * 6 + c] = sel[r, c]
+
+
+@njit(cache=True)
+def constraint_jacobian_kernel(x, q, parent, child, p_a, p_b, q_off, select, G):
+    """``G[e, k] = Dₖᵀ [∂g/∂x_e, ∂g/∂ʳq_e]`` (eq. 21, A.8) for both ends of every joint."""
+    nj = parent.shape[0]
+    g = np.empty(6)
+    dxa = np.empty((6, 3))
+    dqa = np.empty((6, 4))
+    dxb = np.empty((6, 3))
+    dqb = np.empty((6, 4))
+    blk = np.empty((6, 6))
+    L = np.empty((4, 4))
+    W = np.empty((12, 4, 4))
+    world_x, world_q = _world()
+    for k in range(nj):
+        xa, qa, xb, qb = _ends(k, parent, child, x, q, world_x, world_q)
+        joint_terms(xa, qa, xb, qb, p_a[k], p_b[k], q_off[k], g, dxa, dqa, dxb, dqb, True, W)
+        for e in range(2):
+            dx = dxa if e == 0 else dxb
+            dq = dqa if e == 0 else dqb
+            _Lmat(qa if e == 0 else qb, L)
+            for r in range(6):
+                for c in range(3):
+                    blk[r, c] = dx[r, c]
+                    acc = 0.0
+                    for t in range(4):
+                        acc += dq[r, t] * L[t, c + 1]
+                    blk[r, 3 + c] = acc
+            _mm(select[k], blk, G[e, k])

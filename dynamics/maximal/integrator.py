@@ -1,0 +1,325 @@
+"""One step of the maximal-coordinate variational integrator, solved by Newton on the graph.
+
+Given ``z₁ = (x₁, q₁)`` from the update rules (11) and (17) and the previous velocities ``ż₀``,
+the unknowns ``s = [ż₁; λ₁]`` solve (Brüdigam et al. 2023, eq. 10, 16, 20)
+
+    d_b = [ m (v₁ - v₀)/Δt - f_b ;
+            ω̄ₛ(ω₁) J ω₁ + ω₁ × J ω₁ - ω̄ₛ(ω₀) J ω₀ + ω₀ × J ω₀ - 2 τ_b ] - Σ_j G_jb(z₁)ᵀ λ_j = 0
+    c_j = Dⱼᵀ g_j(z₂(ż₁)) = 0
+
+for every body ``b`` and joint ``j``, with ``ω̄ₛ(ω) = sqrt(4/Δt² - ωᵀω)``, ``G = [∂g/∂x, ∂g/∂ʳq]``
+(eq. 21, A.8) and ``[f; τ]`` the wrench of gravity, joint springs (potential gradients at
+``z₁``), actuators (eq. 1) and joint dampers (evaluated implicitly at ``ż₁``). The Newton matrix
+``F = ∂(d, c)/∂s`` has one 6×6 block per body, a zero block per joint and nonzero blocks only
+between a joint and its two bodies: it is factored by graphsolve's LDU (2023 Alg. 1-4) on the
+mechanism graph, analysed once and numerically refactored each iteration (eq. 31-33).
+
+Damper forces couple the two bodies of a joint, which are not neighbours in the graph; their
+Jacobian is kept on the body diagonal only (the solution is unchanged, convergence with strong
+damping becomes linear instead of quadratic).
+"""
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+
+import graphsolve as gs
+
+from .. import quaternion as quat
+from . import joints as jt
+from .compiled import constraint_jacobian_kernel, jacobian_kernel, residual_kernel
+from .mechanism import MaximalModel
+
+__all__ = ["StepSystem", "NewtonError", "quaternion_update"]
+
+_ROT_SCALE = np.array([1.0, 1.0, 1.0, 2.0, 2.0, 2.0])
+
+
+class NewtonError(RuntimeError):
+    """The step's Newton iteration failed (no convergence, or |ω| ≥ 2/Δt)."""
+
+
+def omega_scalar(w: np.ndarray, dt: float) -> np.ndarray:
+    """``ω̄ₛ = sqrt((2/Δt)² - ωᵀω)`` of eq. (13); NaN where ``|ω| >= 2/Δt``."""
+    arg = (2.0 / dt) ** 2 - np.einsum("...i,...i->...", w, w)
+    with np.errstate(invalid="ignore"):
+        return np.where(arg > 0.0, np.sqrt(np.maximum(arg, 0.0)), np.nan)
+
+
+def quaternion_update(q: np.ndarray, w: np.ndarray, dt: float) -> np.ndarray:
+    """``q₁ = (Δt/2) L(q₀) ω̄₀`` of eq. (17); unit norm by construction."""
+    wbar = np.concatenate([omega_scalar(w, dt)[..., None], w], axis=-1)
+    return 0.5 * dt * quat.multiply(q, wbar)
+
+
+def _defer(order: list[int], late: set[int], G: nx.Graph) -> list[int]:
+    """Move each node of ``late`` right after the last of its neighbours in ``order``.
+
+    A loop-closing joint pivoted while one of its bodies is still to come can meet a singular
+    Schur complement: the bodies eliminated so far, with the rest held fixed, may already be
+    locked by the tree joints (e.g. a four-bar side link pinned to the ground). Once all its
+    bodies are eliminated, its pivot is singular only if the closure is redundant.
+    """
+    order = [n for n in order if n not in late]
+    for n in sorted(late):
+        pos = max(order.index(b) for b in G[n])
+        order.insert(pos + 1, n)
+    return order
+
+
+class StepSystem:
+    """The Newton system of one integrator step on the mechanism graph.
+
+    Graph nodes: bodies ``0..nb-1`` (6×6 blocks), then one node per joint with at least one
+    constraint (``n_constraints`` rows, zero diagonal block), joined to its bodies.
+    """
+
+    def __init__(self, model: MaximalModel, dt: float, backend: str = "auto",
+                 kernels: str = "compiled"):
+        if kernels not in ("compiled", "reference"):
+            raise ValueError(f"kernels must be 'compiled' or 'reference', got {kernels!r}")
+        self.kernels = kernels
+        self.model, self.dt = model, float(dt)
+        js = model.joints
+        nb = model.n_bodies
+        self.constrained = np.flatnonzero(js.n_constraints > 0)
+        node = {int(k): nb + c for c, k in enumerate(self.constrained)}
+        sizes = np.concatenate([np.full(nb, 6), js.n_constraints[self.constrained]])
+        G = nx.Graph()
+        G.add_nodes_from(range(len(sizes)))
+        for k, n in node.items():
+            for e in (js.parent[k], js.child[k]):
+                if e >= 0:
+                    G.add_edge(int(e), n)
+        self.graph = G
+        self.matrix = gs.BlockMatrix(G, sizes)
+        zero = list(node.values())
+        base = gs.analyze(G, ordering="brudigam", block_sizes=sizes, zero_diagonal=zero)
+        loops = {node[k] for k, name in enumerate(js.names)
+                 if k in node and name in {j.name for j in model.spec.loop_joints}}
+        self.analysis = base if not loops else gs.analyze(
+            G, ordering=_defer(list(base.elimination_order), loops, G), block_sizes=sizes,
+            zero_diagonal=zero)
+        self.backend = backend
+        self._factorization = None
+        self.offsets = self.matrix.offsets
+        self.N = int(self.offsets[-1])
+        self._build_scatter(node)
+
+    # ------------------------------------------------------------------ index maps
+    def _build_scatter(self, node):
+        """Index maps from padded per-joint blocks to the flat BlockMatrix buffer."""
+        js, A = self.model.joints, self.matrix
+        n = len(js)
+        src, dst = [], []
+        # stacked padded arrays: 0 = body a rows (6×6), 1 = body b rows, 2 = joint rows vs a,
+        # 3 = joint rows vs b; flat index = ((slot * n + k) * 6 + r) * 6 + c
+        for k, jn in node.items():
+            nc = int(js.n_constraints[k])
+            for end, e in enumerate((js.parent[k], js.child[k])):
+                if e < 0:
+                    continue
+                r6, cc = np.meshgrid(np.arange(6), np.arange(nc), indexing="ij")
+                p = A.edge_ptr[A.edge_index(int(e), jn)]
+                dst.append(p + (r6 * nc + cc).ravel())
+                src.append((((end * n + k) * 6 + r6) * 6 + cc).ravel())
+                rr, c6 = np.meshgrid(np.arange(nc), np.arange(6), indexing="ij")
+                p = A.edge_ptr[A.edge_index(jn, int(e))]
+                dst.append(p + (rr * 6 + c6).ravel())
+                src.append(((((2 + end) * n + k) * 6 + rr) * 6 + c6).ravel())
+        self._src = np.concatenate(src) if src else np.zeros(0, dtype=np.int64)
+        self._dst = np.concatenate(dst) if dst else np.zeros(0, dtype=np.int64)
+        self._ptr_bj = np.full((2, n), -1, dtype=np.int64)
+        self._ptr_jb = np.full((2, n), -1, dtype=np.int64)
+        self._jrow = np.full(n, -1, dtype=np.int64)
+        for k, jn in node.items():
+            self._jrow[k] = self.offsets[jn]
+            for end, e in enumerate((js.parent[k], js.child[k])):
+                if e >= 0:
+                    self._ptr_bj[end, k] = A.edge_ptr[A.edge_index(int(e), jn)]
+                    self._ptr_jb[end, k] = A.edge_ptr[A.edge_index(jn, int(e))]
+        rows = [self.offsets[node[int(k)]] + np.arange(js.n_constraints[k])
+                for k in self.constrained]
+        self._lambda_rows = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+        cols = [k * 6 + np.arange(js.n_constraints[k]) for k in self.constrained]
+        self._lambda_src = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
+
+    def unpack(self, s: np.ndarray):
+        """``(v, w, λ_padded)`` views of a solution vector ``s``; λ padded to (n_joints, 6)."""
+        nb = self.model.n_bodies
+        body = s[:6 * nb].reshape(nb, 6)
+        lam = np.zeros(len(self.model.joints) * 6)
+        lam[self._lambda_src] = s[self._lambda_rows]
+        return body[:, :3], body[:, 3:], lam.reshape(-1, 6)
+
+    def pack(self, v, w, lam_padded) -> np.ndarray:
+        s = np.zeros(self.N)
+        nb = self.model.n_bodies
+        s[:6 * nb] = np.hstack([v, w]).ravel()
+        s[self._lambda_rows] = np.asarray(lam_padded).ravel()[self._lambda_src]
+        return s
+
+    # ------------------------------------------------------------------ step setup
+    def begin(self, x1, q1, v0, w0, joint_forces=None, projection: bool = False):
+        """Fix the quantities that stay constant during the step's Newton iteration.
+
+        ``joint_forces`` (n_joints, 6) are actuator inputs along the joint coordinates. With
+        ``projection=True`` the body residual becomes ``M̃ (ż₁ - ż₀) - Σ Gᵀλ`` (an impulsive
+        projection of ``ż₀`` onto velocities whose update satisfies the constraints).
+        """
+        m, js = self.model, self.model.joints
+        self.x1, self.q1, self.v0, self.w0 = x1, q1, v0, w0
+        self.projection = projection
+        G = np.empty((2, len(js), 6, 6))                  # Dᵀ [∂g/∂x, ∂g/∂ʳq] per end
+        if self.kernels == "compiled":
+            constraint_jacobian_kernel(x1, q1, js.parent, js.child, js.p_a, js.p_b, js.q_off,
+                                       js.select, G)
+        else:
+            ends = m.endpoint_states(x1, q1)
+            _, dxa, dqa, dxb, dqb = jt.constraint_terms(js, *ends)
+            for e, (dx, dq, qe) in enumerate(((dxa, dqa, ends[1]), (dxb, dqb, ends[3]))):
+                G[e, :, :, :3] = js.select @ dx
+                G[e, :, :, 3:] = js.select @ quat.rotational_jacobian(dq, qe)
+        self.G = G
+        nb = m.n_bodies
+        wrench = np.zeros((nb, 6))
+        self.damping = None
+        if not projection:
+            wrench[:, :3] += m.mass[:, None] * m.gravity
+            springs, dampers = np.any(js.spring > 0), np.any(js.damper > 0)
+            if springs or dampers or joint_forces is not None:
+                ends = m.endpoint_states(x1, q1)
+                RM = jt.rate_map(js, *ends)                # (n, 6, 12)
+                u = np.zeros((len(js), 6))
+                if springs:
+                    u -= js.spring[:, None] * (jt.minimal_coordinates(js, *ends)
+                                               - js.spring_offset)
+                if joint_forces is not None:
+                    u += joint_forces
+                self._add_joint_wrench(wrench, np.einsum("nji,nj->ni", RM, u))
+                if dampers:
+                    self.damping = js.damper[:, None, None] * np.einsum("nki,nkj->nij", RM, RM)
+        self.external = wrench
+        self._diag_const = np.zeros((nb, 6, 6))
+        if self.damping is not None:
+            K = self.damping * np.tile(_ROT_SCALE, 2)[None, :, None]
+            has = js.parent >= 0
+            np.add.at(self._diag_const, js.parent[has], K[has, :6, :6])
+            np.add.at(self._diag_const, js.child, K[:, 6:, 6:])
+
+    def _add_joint_wrench(self, wrench, w12):
+        js = self.model.joints
+        has = js.parent >= 0
+        np.add.at(wrench, js.parent[has], w12[has, :6])
+        np.add.at(wrench, js.child, w12[:, 6:])
+
+    # ------------------------------------------------------------------ residual
+    def next_configuration(self, v1, w1):
+        return self.x1 + self.dt * v1, quaternion_update(self.q1, w1, self.dt)
+
+    def residual(self, s: np.ndarray) -> np.ndarray:
+        """``f(s)`` of eq. (30a) in the graph's row layout; NaN if some |ω| >= 2/Δt."""
+        if self.kernels == "reference":
+            return self.residual_reference(s)
+        m, js = self.model, self.model.joints
+        has = self.damping is not None
+        damping = self.damping if has else np.zeros((0, 12, 12))
+        return residual_kernel(s, self.x1, self.q1, self.v0, self.w0, m.mass, m.inertia,
+                               self.dt, self.projection, self.external, damping, has, self.G,
+                               js.parent, js.child, js.p_a, js.p_b, js.q_off, js.select,
+                               js.n_constraints, self._jrow)
+
+    def jacobian(self, s: np.ndarray) -> gs.BlockMatrix:
+        """``F = ∂f/∂s`` (eq. 32) written into the analysed BlockMatrix (in place)."""
+        if self.kernels == "reference":
+            return self.jacobian_reference(s)
+        m, js = self.model, self.model.joints
+        jacobian_kernel(s, self.matrix.data, self.x1, self.q1, m.mass, m.inertia, self.dt,
+                        self.projection, self._diag_const, self.G, js.parent, js.child, js.p_a,
+                        js.p_b, js.q_off, js.select, js.n_constraints, self._ptr_bj,
+                        self._ptr_jb)
+        return self.matrix
+
+    def residual_reference(self, s: np.ndarray) -> np.ndarray:
+        """NumPy reference of :meth:`residual` (vectorized over bodies and joints)."""
+        m, js, dt = self.model, self.model.joints, self.dt
+        v1, w1, lam = self.unpack(s)
+        J = m.inertia
+        out = np.empty(self.N)
+        body = np.empty((m.n_bodies, 6))
+        if self.projection:
+            body[:, :3] = m.mass[:, None] * (v1 - self.v0)
+            body[:, 3:] = np.einsum("nij,nj->ni", J, w1 - self.w0)
+        else:
+            Jw1 = np.einsum("nij,nj->ni", J, w1)
+            Jw0 = np.einsum("nij,nj->ni", J, self.w0)
+            body[:, :3] = m.mass[:, None] * (v1 - self.v0) / dt
+            body[:, 3:] = (omega_scalar(w1, dt)[:, None] * Jw1 + np.cross(w1, Jw1)
+                           - omega_scalar(self.w0, dt)[:, None] * Jw0 + np.cross(self.w0, Jw0))
+        wrench = self.external.copy()
+        if self.damping is not None:
+            zd = m._stack_velocities(v1, w1)
+            self._add_joint_wrench(wrench, -np.einsum("nij,nj->ni", self.damping, zd))
+        body -= _ROT_SCALE * wrench
+        force = np.einsum("enji,nj->eni", self.G, lam)      # G_eᵀ λ
+        has = js.parent >= 0
+        np.add.at(body, js.parent[has], -force[0, has])
+        np.add.at(body, js.child, -force[1])
+        out[:6 * m.n_bodies] = body.ravel()
+        x2, q2 = self.next_configuration(v1, w1)
+        c = np.einsum("nij,nj->ni", js.select,
+                      jt.constraint_terms(js, *m.endpoint_states(x2, q2), jacobians=False))
+        out[self._lambda_rows] = c.ravel()[self._lambda_src]
+        return out
+
+    # ------------------------------------------------------------------ Jacobian
+    def jacobian_reference(self, s: np.ndarray) -> gs.BlockMatrix:
+        """NumPy reference of :meth:`jacobian`."""
+        m, js, dt = self.model, self.model.joints, self.dt
+        v1, w1, _ = self.unpack(s)
+        nb = m.n_bodies
+        D = self._diag_const.copy()
+        if self.projection:
+            D[:, :3, :3] += m.mass[:, None, None] * np.eye(3)
+            D[:, 3:, 3:] += m.inertia
+        else:
+            J = m.inertia
+            ws = omega_scalar(w1, dt)
+            Jw = np.einsum("nij,nj->ni", J, w1)
+            D[:, :3, :3] += (m.mass / dt)[:, None, None] * np.eye(3)
+            D[:, 3:, 3:] += (ws[:, None, None] * J - np.einsum("ni,nj->nij", Jw, w1)
+                             / ws[:, None, None] + quat.skew(w1) @ J - quat.skew(Jw))
+        A = self.matrix
+        A.data[:36 * nb] = D.ravel()
+        x2, q2 = self.next_configuration(v1, w1)
+        ends2 = m.endpoint_states(x2, q2)
+        _, dxa, dqa, dxb, dqb = jt.constraint_terms(js, *ends2)
+        blocks = np.empty((4, len(js), 6, 6))
+        blocks[0] = -np.swapaxes(self.G[0], -1, -2)
+        blocks[1] = -np.swapaxes(self.G[1], -1, -2)
+        for e, (dx, dq) in enumerate(((dxa, dqa), (dxb, dqb))):
+            idx = js.parent if e == 0 else js.child
+            safe = np.maximum(idx, 0)
+            dq2 = self._dq2_dw(self.q1[safe], w1[safe])      # (n, 4, 3)
+            blocks[2 + e, :, :, :3] = dt * (js.select @ dx)
+            blocks[2 + e, :, :, 3:] = js.select @ dq @ dq2
+        A.data[self._dst] = blocks.ravel()[self._src]
+        return A
+
+    def _dq2_dw(self, q1, w1):
+        """``∂q₂/∂ω₁ = (Δt/2) L(q₁) [-ω₁ᵀ/ω̄ₛ; I]`` from eq. (17); (n, 4, 3)."""
+        ws = omega_scalar(w1, self.dt)
+        top = -w1 / ws[:, None]
+        M = np.concatenate([top[:, None, :], np.broadcast_to(np.eye(3), w1.shape[:1] + (3, 3))],
+                           axis=1)
+        return 0.5 * self.dt * quat.L(q1) @ M
+
+    def solve_linear(self, s: np.ndarray, f: np.ndarray) -> np.ndarray:
+        """Newton direction ``Δs`` of ``F(s) Δs = -f`` (eq. 33) through graphsolve."""
+        A = self.jacobian(s)
+        if self._factorization is None:
+            self._factorization = gs.factorize(A, method="ldu", analysis=self.analysis,
+                                               backend=self.backend)
+        else:
+            self._factorization.refactor(A)
+        return -self._factorization.solve(f)

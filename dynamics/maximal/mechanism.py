@@ -1,0 +1,149 @@
+"""A mechanism in maximal coordinates: body arrays, joint constants, poses and energies.
+
+Each body ``i`` has a position ``x[i]`` (world, of its centre of mass), an orientation
+``q[i]`` (unit quaternion, body to world), a velocity ``v[i]`` (world) and an angular velocity
+``w[i]`` (body frame), as in Brüdigam et al. (2023) §2.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import quaternion as quat
+from ..spec import MechanismSpec, SpecError
+from . import joints as jt
+
+__all__ = ["MaximalModel"]
+
+
+class MaximalModel:
+    """Arrays of a :class:`~dynamics.spec.MechanismSpec` for the maximal-coordinate code.
+
+    Attributes
+    ----------
+    spec : MechanismSpec
+    mass : (nb,) ; inertia : (nb, 3, 3) ; gravity : (3,)
+    joints : JointSet
+        All joints of the spec, in spec order.
+    """
+
+    def __init__(self, spec: MechanismSpec):
+        if not isinstance(spec, MechanismSpec):
+            raise TypeError(f"expected a MechanismSpec, got {type(spec).__name__}")
+        self.spec = spec
+        self.mass = np.array([b.mass for b in spec.bodies])
+        self.inertia = np.array([b.inertia for b in spec.bodies])
+        self.gravity = np.asarray(spec.gravity, dtype=float)
+        self.joints = jt.joint_set(spec)
+        self.n_bodies = len(spec.bodies)
+
+    # ------------------------------------------------------------------ kinematics
+    def endpoint_states(self, x, q):
+        return jt.endpoint_states(self.joints, x, q)
+
+    def joint_velocities(self, x, q, v, w) -> np.ndarray:
+        """Joint coordinate rates, padded (n_joints, 6); see :func:`joints.rate_map`."""
+        js = self.joints
+        M = jt.rate_map(js, *self.endpoint_states(x, q))
+        return np.einsum("...ij,...j->...i", M, self._stack_velocities(v, w))
+
+    def _stack_velocities(self, v, w) -> np.ndarray:
+        """``[v_a, ω_a, v_b, ω_b]`` per joint, zeros for the world; (..., n_joints, 12)."""
+        js = self.joints
+        out = np.zeros(v.shape[:-2] + (len(js), 12))
+        has = js.parent >= 0
+        out[..., has, 0:3] = v[..., js.parent[has], :]
+        out[..., has, 3:6] = w[..., js.parent[has], :]
+        out[..., 6:9] = v[..., js.child, :]
+        out[..., 9:12] = w[..., js.child, :]
+        return out
+
+    def minimal_coordinates(self, x, q) -> np.ndarray:
+        """Padded joint coordinates (n_joints, 6); see :func:`joints.minimal_coordinates`."""
+        return jt.minimal_coordinates(self.joints, *self.endpoint_states(x, q))
+
+    def constraint_residual(self, x, q) -> np.ndarray:
+        """Selected constraint values ``Dᵀ g`` of all joints, padded (n_joints, 6)."""
+        g = jt.constraint_terms(self.joints, *self.endpoint_states(x, q), jacobians=False)
+        return np.einsum("...ij,...j->...i", self.joints.select, g)
+
+    def constraint_violation(self, x, q) -> np.ndarray:
+        """Maximum absolute joint-constraint residual (m, quaternion units) per state."""
+        if len(self.joints) == 0:
+            return np.zeros(np.shape(x)[:-2])
+        return np.abs(self.constraint_residual(x, q)).max(axis=(-1, -2))
+
+    # ------------------------------------------------------------------ initial state
+    def initial_state(self):
+        """Poses and velocities from the spec's initial joint coordinates (tree joints).
+
+        Returns ``(x, q, v, w)``. The configuration of loop joints follows from the tree; it
+        must satisfy their constraints (checked by the caller).
+        """
+        spec, js = self.spec, self.joints
+        nb = self.n_bodies
+        x = np.full((nb, 3), np.nan)
+        q = np.full((nb, 4), np.nan)
+        v = np.zeros((nb, 3))
+        w = np.zeros((nb, 3))
+        known = np.zeros(nb, dtype=bool)
+        order = {n: k for k, n in enumerate(js.names)}
+        for joint in spec.tree_joints:
+            k = order[joint.name]
+            pos = np.zeros(6)
+            vel = np.zeros(6)
+            d = joint.dof
+            pos[:d] = spec.initial_positions.get(joint.name, np.zeros(d))
+            vel[:d] = spec.initial_velocities.get(joint.name, np.zeros(d))
+            C = js.free[k, :d].T                  # (6, dof)
+            trans, rot = C[:3] @ pos[:d], self._rotation(k, pos)
+            a, b = int(js.parent[k]), int(js.child[k])
+            if a >= 0 and not known[a]:
+                # reversed tree edge: the child is placed, the parent follows
+                if np.any(vel):
+                    raise SpecError(f"joint {joint.name!r}: initial velocities on a joint "
+                                    "traversed child-to-parent are not supported")
+                q[a] = quat.multiply(quat.multiply(q[b], quat.conjugate(rot)),
+                                     quat.conjugate(js.q_off[k]))
+                x[a] = (x[b] + quat.rotate(q[b], js.p_b[k])
+                        - quat.rotate(q[a], js.p_a[k] + trans))
+                known[a] = True
+                continue
+            xa = np.zeros(3) if a < 0 else x[a]
+            qa = quat.IDENTITY if a < 0 else q[a]
+            va = np.zeros(3) if a < 0 else v[a]
+            wa = np.zeros(3) if a < 0 else w[a]
+            q[b] = quat.multiply(quat.multiply(qa, js.q_off[k]), rot)
+            x[b] = xa + quat.rotate(qa, js.p_a[k] + trans) - quat.rotate(q[b], js.p_b[k])
+            Qa, Qb = quat.rotation_matrix(qa), quat.rotation_matrix(q[b])
+            rate = C @ vel[:d]
+            w_rel = quat.rotate(js.q_off[k], rate[3:])          # parent frame
+            w[b] = Qb.T @ Qa @ (wa + w_rel)
+            lever = Qa.T @ (x[b] + Qb @ js.p_b[k] - xa)
+            v[b] = va + Qb @ np.cross(js.p_b[k], w[b]) + Qa @ (rate[:3] + np.cross(wa, lever))
+            known[b] = True
+        return x, q, v, w
+
+    def _rotation(self, k: int, pos: np.ndarray) -> np.ndarray:
+        js = self.joints
+        t, r = int(js.translational_dof[k]), int(js.rotational_dof[k])
+        if r == 0:
+            return quat.IDENTITY.copy()
+        if r == 1:
+            return quat.from_axis_angle(js.rot_axis[k], pos[t])
+        return quat.from_rotation_vector(pos[t:t + 3])
+
+    # ------------------------------------------------------------------ energies
+    def kinetic_energy(self, v, w) -> np.ndarray:
+        """``Σ ½ m vᵀv + ½ ωᵀ J ω`` for state arrays with an optional leading time axis."""
+        trans = 0.5 * np.einsum("i,...ij,...ij->...", self.mass, v, v)
+        rot = 0.5 * np.einsum("...ij,ijk,...ik->...", w, self.inertia, w)
+        return trans + rot
+
+    def potential_energy(self, x, q) -> np.ndarray:
+        """Gravity ``-Σ m gᵀx`` plus joint springs ``½ k |c - c₀|²`` per state."""
+        energy = -np.einsum("i,...ij,j->...", self.mass, x, self.gravity)
+        js = self.joints
+        if np.any(js.spring > 0):
+            c = self.minimal_coordinates(x, q) - js.spring_offset
+            energy = energy + 0.5 * np.einsum("n,...nj->...", js.spring, c * c)
+        return energy

@@ -1,0 +1,174 @@
+"""Ready-made mechanisms of the seed papers as coordinate-free specs.
+
+Links are rods along their body z axis with the centre of mass in the middle; at zero joint
+angles a pendulum hangs straight down (-z). Revolute joints turn about the world x axis, so
+planar mechanisms move in the y-z plane. Loops are closed with a ``"cylindrical_free"`` joint
+(two constraints: the closing point stays on the x-parallel line through its partner), which
+removes exactly the in-plane freedoms; a revolute closure would add three redundant constraints
+and make the Newton matrix singular.
+
+References
+----------
+J. Brüdigam, S. Sosnowski, Z. Manchester, S. Hirche (2023), §5.1-5.3 (Fig. 7, 8, 9a, 11, 12).
+J. Brüdigam, Z. Manchester (2020), §5 (n-link pendulum, four-bar chains).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import quaternion as quat
+from .spec import WORLD, Body, Joint, MechanismSpec, Shape
+
+__all__ = ["rod", "pendulum", "double_pendulum", "fourbar", "segment_chain", "double_fourbar",
+           "scaled_pendulum"]
+
+_X = np.array([1.0, 0.0, 0.0])
+
+
+def rod(name: str, length: float = 1.0, mass: float = 1.0, radius: float = 0.05) -> Body:
+    """A solid cylinder of ``length`` along its body z axis (inertia about its centre)."""
+    shape = Shape("cylinder", (radius, length))
+    return Body(name, mass, shape.inertia(mass), shape)
+
+
+def _top(length: float) -> np.ndarray:
+    return np.array([0.0, 0.0, 0.5 * length])
+
+
+def pendulum(n: int = 1, joint: str = "revolute", *, length: float = 1.0, mass: float = 1.0,
+             initial_angle: float = np.pi / 4, damper: float = 0.0,
+             actuated: bool = False) -> MechanismSpec:
+    """``n`` rods of ``length`` (m) and ``mass`` (kg) hanging from the world in a chain.
+
+    ``joint`` is ``"revolute"`` (about x) or ``"spherical"``. The first joint starts rotated by
+    ``initial_angle`` about x (the others at zero), at rest. This is the n-link pendulum of
+    Brüdigam et al. (2023) Fig. 8a / 10 (l = 1 m, m = 1 kg).
+
+    >>> spec = pendulum(3)
+    >>> len(spec.bodies), [j.type for j in spec.joints]
+    (3, ['revolute', 'revolute', 'revolute'])
+    """
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if joint not in ("revolute", "spherical"):
+        raise ValueError(f"joint must be 'revolute' or 'spherical', got {joint!r}")
+    bodies = [rod(f"link{i + 1}", length, mass) for i in range(n)]
+    joints = []
+    for i in range(n):
+        parent = WORLD if i == 0 else f"link{i}"
+        ppoint = np.zeros(3) if i == 0 else -_top(length)
+        joints.append(Joint(f"joint{i + 1}", joint, parent, f"link{i + 1}", ppoint,
+                            _top(length), _X, damper=damper, actuated=actuated))
+    q0 = [initial_angle] if joint == "revolute" else [initial_angle, 0.0, 0.0]
+    return MechanismSpec(tuple(bodies), tuple(joints), initial_positions={"joint1": q0},
+                         name=f"pendulum{n}_{joint}")
+
+
+def double_pendulum(*, length: float = 1.0, mass: float = 1.0) -> MechanismSpec:
+    """Double pendulum released from rest with both links horizontal (2023 Fig. 7b)."""
+    return pendulum(2, length=length, mass=mass, initial_angle=np.pi / 2)
+
+
+def _parallelogram(prefix: str, parent: str, left_point, right_point, offset, side: float,
+                   bar: float, side_mass: float, bar_mass: float, angle: float):
+    """Two side links hanging from ``parent`` and a bar joining their lower ends (closed)."""
+    left, right, b = f"{prefix}left", f"{prefix}right", f"{prefix}bar"
+    bodies = [rod(left, side, side_mass), rod(b, bar, bar_mass), rod(right, side, side_mass)]
+    down = quat.from_axis_angle(_X, np.pi / 2)        # bar frame: body z along -y
+    joints = [
+        Joint(f"{prefix}joint_left", "revolute", parent, left, left_point, _top(side), _X,
+              orientation_offset=offset),
+        Joint(f"{prefix}joint_bar", "revolute", left, b, -_top(side), _top(bar), _X,
+              orientation_offset=down),
+        Joint(f"{prefix}joint_right", "revolute", parent, right, right_point, _top(side), _X,
+              orientation_offset=offset),
+        Joint(f"{prefix}closure", "cylindrical_free", b, right, -_top(bar), -_top(side), _X),
+    ]
+    init = {f"{prefix}joint_left": [angle], f"{prefix}joint_bar": [-angle],
+            f"{prefix}joint_right": [angle]}
+    return bodies, joints, init
+
+
+def fourbar(*, initial_angle: float = np.pi / 4) -> MechanismSpec:
+    """Parallelogram four-bar of Brüdigam et al. (2023) Fig. 7a.
+
+    Links l1 = 1 m, l2 = √2/2 m, l3 = 1 m with masses 1, √2/2, 1 kg; the ground pivots are
+    √2/2 m apart (the fixed fourth link). Released from rest with the side links at
+    ``initial_angle`` from the vertical.
+    """
+    w = np.sqrt(2.0) / 2.0
+    bodies, joints, init = _parallelogram("", WORLD, np.zeros(3), np.array([0.0, w, 0.0]),
+                                          quat.IDENTITY, 1.0, w, 1.0, w, initial_angle)
+    return MechanismSpec(tuple(bodies), tuple(joints), initial_positions=init, name="fourbar")
+
+
+def segment_chain(m: int, *, initial_angle: float = np.pi / 6) -> MechanismSpec:
+    """Chain of ``m`` stacked parallelogram four-link loops (2023 Fig. 9a; 1 m, 1 kg links).
+
+    Segment 0 hangs from two world pivots 1 m apart; segment s > 0 hangs from the ends of the
+    bar of segment s - 1, which is its fourth link. Each segment adds one loop, so the
+    mechanism graph has cycle rank ``m``.
+    """
+    if not isinstance(m, (int, np.integer)) or m < 1:
+        raise ValueError(f"m must be a positive integer, got {m!r}")
+    bodies, joints, init = [], [], {}
+    up = quat.from_axis_angle(_X, -np.pi / 2)     # undo the bar's frame: hang straight down
+    for s in range(m):
+        if s == 0:
+            args = (WORLD, np.zeros(3), np.array([0.0, 1.0, 0.0]), quat.IDENTITY)
+        else:
+            args = (f"s{s - 1}_bar", _top(1.0), -_top(1.0), up)
+        b, j, i = _parallelogram(f"s{s}_", *args, 1.0, 1.0, 1.0, 1.0, initial_angle)
+        bodies += b
+        joints += j
+        init.update(i)
+    return MechanismSpec(tuple(bodies), tuple(joints), initial_positions=init,
+                         name=f"segment_chain{m}")
+
+
+def double_fourbar(*, initial_velocity: float = 1.0) -> MechanismSpec:
+    """Double four-bar linkage (IFToMM multibody benchmark; 2023 §5.3, Fig. 12).
+
+    Three cranks of 1 m and 1 kg pivot at y = 0, 1, 2 m on the ground; two couplers of 1 m and
+    1 kg join their tips. The cranks start vertical (pointing up) and the couplers move
+    horizontally: the initial crank rate is ``initial_velocity`` (rad/s, tip speed in m/s for
+    1 m cranks). Gravity -9.81 m/s² along z. The linkage passes singular configurations when
+    all bars are parallel.
+    """
+    crank = [rod(f"crank{i + 1}") for i in range(3)]
+    coupler = [rod(f"coupler{i + 1}") for i in range(2)]
+    side = quat.from_axis_angle(_X, np.pi / 2)
+    joints = [Joint("pivot1", "revolute", WORLD, "crank1", np.zeros(3), _top(1.0), _X),
+              Joint("pin1", "revolute", "crank1", "coupler1", -_top(1.0), _top(1.0), _X,
+                    orientation_offset=side),
+              Joint("pivot2", "revolute", WORLD, "crank2", [0.0, 1.0, 0.0], _top(1.0), _X),
+              Joint("pin2", "revolute", "crank2", "coupler2", -_top(1.0), _top(1.0), _X,
+                    orientation_offset=side),
+              Joint("pivot3", "revolute", WORLD, "crank3", [0.0, 2.0, 0.0], _top(1.0), _X),
+              Joint("closure1", "cylindrical_free", "coupler1", "crank2", -_top(1.0),
+                    -_top(1.0), _X),
+              Joint("closure2", "cylindrical_free", "coupler2", "crank3", -_top(1.0),
+                    -_top(1.0), _X)]
+    # Crank "up" is an angle of π from hanging; the couplers stay horizontal: relative -π.
+    init = {"pivot1": [np.pi], "pin1": [-np.pi], "pivot2": [np.pi], "pin2": [-np.pi],
+            "pivot3": [np.pi]}
+    w = initial_velocity
+    vel = {"pivot1": [w], "pin1": [-w], "pivot2": [w], "pin2": [-w], "pivot3": [w]}
+    return MechanismSpec(tuple(crank + coupler), tuple(joints), initial_positions=init,
+                         initial_velocities=vel, name="double_fourbar")
+
+
+def scaled_pendulum(s: float, *, initial_angle: float = np.pi / 2) -> MechanismSpec:
+    """Physically scaled pendulum of 2023 §5.3 (Fig. 11): m = s, l = s², J = m l²/3 at the pivot.
+
+    A thin rod (transverse inertia m l²/12 about its centre) released from rest at
+    ``initial_angle``; its period is ``2π sqrt(2 l / (3 g))`` for small swings.
+    """
+    if not s > 0:
+        raise ValueError(f"scale s must be positive, got {s}")
+    m, length = float(s), float(s) ** 2
+    j = m * length**2 / 12.0
+    body = Body("link1", m, np.diag([j, j, 1e-2 * j]), Shape("cylinder", (0.01 * length, length)))
+    joint = Joint("joint1", "revolute", WORLD, "link1", np.zeros(3), _top(length), _X)
+    return MechanismSpec((body,), (joint,), initial_positions={"joint1": [initial_angle]},
+                         name=f"scaled_pendulum_{s:g}")

@@ -1,0 +1,336 @@
+"""Coordinate-free mechanism description shared by the maximal and minimal coordinate codes.
+
+A :class:`MechanismSpec` lists rigid :class:`Body` objects and the :class:`Joint` objects that
+connect them (or a body to the fixed ``"world"``). Nothing here depends on a coordinate choice:
+``dynamics.maximal`` turns a spec into bodies with poses and joint constraints, and
+``dynamics.minimal`` into a kinematic tree.
+
+Conventions
+-----------
+* A body frame sits at the body's centre of mass; ``inertia`` is about the centre of mass in
+  that frame.
+* A joint frame is fixed to its parent: its origin is ``parent_point`` (parent frame, from the
+  parent's centre of mass) and its orientation is ``orientation_offset`` (a unit quaternion,
+  the joint frame in the parent frame, ``q_off`` of Brüdigam et al. 2023 eq. B.3). At zero
+  joint coordinates the child frame has the joint frame's orientation and the child's
+  ``child_point`` coincides with the joint origin.
+* ``axis`` is given in the joint frame. The joint's minimal coordinates are its translational
+  coordinates followed by its rotational ones. The translational ones are components of the
+  joint displacement ``g_T`` (eq. B.1, parent frame) along the free directions built from the
+  axis rotated into the parent frame, ``Q(q_off) axis`` (a prismatic displacement ``d`` puts
+  the child's joint point at ``parent_point + d Q(q_off) axis``). The rotational ones are the
+  angle about ``axis`` for one rotational degree of freedom and the rotation vector of the
+  relative rotation (joint frame) for three.
+
+Joint types follow Table B.2 of Brüdigam et al. (2023): for each type the translational and
+rotational constraint selections ``D_T``, ``D_R`` are one of ``"none"`` (0 rows), ``"plane"``
+(``V3``: 1 row, motion restricted to the plane normal to the axis), ``"axis"`` (``V_{1:2}``:
+2 rows, motion restricted to the axis) and ``"full"`` (3 rows).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import networkx as nx
+import numpy as np
+
+from . import quaternion as quat
+
+__all__ = ["JOINT_TYPES", "JOINT_ALIASES", "WORLD", "Shape", "Body", "Joint", "MechanismSpec",
+           "SpecError"]
+
+WORLD = "world"
+
+#: Table B.2: joint type -> (D_T selection, D_R selection).
+JOINT_TYPES: dict[str, tuple[str, str]] = {
+    "fixed": ("full", "full"),
+    "prismatic": ("axis", "full"),
+    "planar_fixed_orientation": ("plane", "full"),
+    "fixed_orientation": ("none", "full"),
+    "revolute": ("full", "axis"),
+    "cylindrical": ("axis", "axis"),
+    "planar": ("plane", "axis"),
+    "axis_rotation_free_translation": ("none", "axis"),
+    "spherical": ("full", "none"),
+    "cylindrical_free": ("axis", "none"),
+    "planar_free": ("plane", "none"),
+    "floating": ("none", "none"),
+}
+#: Other names accepted for the types above (URDF and common usage).
+JOINT_ALIASES = {"continuous": "revolute", "hinge": "revolute", "ball": "spherical",
+                 "ball_and_socket": "spherical", "free": "floating", "slider": "prismatic"}
+#: Number of constraint rows and of free coordinates for each selection.
+SELECTION_ROWS = {"none": 0, "plane": 1, "axis": 2, "full": 3}
+
+
+class SpecError(ValueError):
+    """An invalid mechanism description; the message names the body or joint."""
+
+
+def _vector(x, n: int, what: str) -> np.ndarray:
+    a = np.array(x, dtype=float).reshape(-1)
+    if a.shape != (n,):
+        raise SpecError(f"{what} must have {n} entries, got {np.shape(x)}")
+    if not np.all(np.isfinite(a)):
+        raise SpecError(f"{what} contains NaN or inf")
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Geometry used for inertia helpers, contacts and plots: ``kind`` and its dimensions (m).
+
+    kinds: ``"box"`` (x, y, z edge lengths), ``"cylinder"`` (radius, length along z),
+    ``"sphere"`` (radius), ``"none"``.
+    """
+
+    kind: str = "none"
+    dims: tuple[float, ...] = ()
+
+    def inertia(self, mass: float) -> np.ndarray:
+        """Inertia about the centre of a solid of this shape and ``mass`` (kg m²)."""
+        d = self.dims
+        if self.kind == "box":
+            x, y, z = d
+            return mass / 12.0 * np.diag([y * y + z * z, x * x + z * z, x * x + y * y])
+        if self.kind == "cylinder":
+            r, h = d
+            t = mass * (3 * r * r + h * h) / 12.0
+            return np.diag([t, t, 0.5 * mass * r * r])
+        if self.kind == "sphere":
+            return np.eye(3) * 0.4 * mass * d[0] ** 2
+        raise SpecError(f"shape {self.kind!r} has no inertia formula")
+
+
+@dataclass(frozen=True)
+class Body:
+    """A rigid body: ``mass`` (kg) and ``inertia`` (3×3, kg m², about the centre of mass)."""
+
+    name: str
+    mass: float
+    inertia: np.ndarray
+    shape: Shape = field(default_factory=Shape)
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name or self.name == WORLD:
+            raise SpecError(f"body name must be a non-empty string other than {WORLD!r}, "
+                            f"got {self.name!r}")
+        m = float(self.mass)
+        if not np.isfinite(m) or m <= 0.0:
+            raise SpecError(f"body {self.name!r}: mass must be positive, got {self.mass}")
+        J = np.array(self.inertia, dtype=float)
+        if J.shape != (3, 3) or not np.all(np.isfinite(J)):
+            raise SpecError(f"body {self.name!r}: inertia must be a finite 3×3 matrix, "
+                            f"got shape {J.shape}")
+        if not np.allclose(J, J.T, rtol=1e-10, atol=1e-14 * max(1.0, np.abs(J).max())):
+            raise SpecError(f"body {self.name!r}: inertia is not symmetric")
+        if np.linalg.eigvalsh(J).min() <= 0.0:
+            raise SpecError(f"body {self.name!r}: inertia is not positive definite "
+                            f"(eigenvalues {np.linalg.eigvalsh(J)})")
+        J.setflags(write=False)
+        object.__setattr__(self, "mass", m)
+        object.__setattr__(self, "inertia", J)
+
+
+@dataclass(frozen=True)
+class Joint:
+    """A joint between ``parent`` (a body name or ``"world"``) and ``child`` (a body name).
+
+    ``spring`` (N/m or N m/rad) and ``damper`` (N s/m or N m s/rad) act on every minimal
+    coordinate of the joint; ``spring_offset`` is the spring's rest coordinate vector (default
+    zeros). ``actuated`` joints accept controller inputs (forces/torques along the minimal
+    coordinates, eq. 1 of Brüdigam et al. 2023).
+    """
+
+    name: str
+    type: str
+    parent: str
+    child: str
+    parent_point: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    child_point: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    axis: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0]))
+    orientation_offset: np.ndarray = field(default_factory=lambda: quat.IDENTITY.copy())
+    spring: float = 0.0
+    damper: float = 0.0
+    spring_offset: np.ndarray | None = None
+    actuated: bool = False
+
+    def __post_init__(self):
+        t = JOINT_ALIASES.get(self.type, self.type)
+        if t not in JOINT_TYPES:
+            raise SpecError(f"joint {self.name!r}: unknown joint type {self.type!r}; known: "
+                            f"{sorted(JOINT_TYPES) + sorted(JOINT_ALIASES)}")
+        object.__setattr__(self, "type", t)
+        w = f"joint {self.name!r}"
+        object.__setattr__(self, "parent_point", _vector(self.parent_point, 3, f"{w} parent_point"))
+        object.__setattr__(self, "child_point", _vector(self.child_point, 3, f"{w} child_point"))
+        axis = _vector(self.axis, 3, f"{w} axis")
+        if np.linalg.norm(axis) == 0.0:
+            raise SpecError(f"{w}: axis must be nonzero")
+        axis = axis / np.linalg.norm(axis)
+        axis.setflags(write=False)
+        object.__setattr__(self, "axis", axis)
+        q = _vector(self.orientation_offset, 4, f"{w} orientation_offset")
+        if abs(np.linalg.norm(q) - 1.0) > 1e-9:
+            raise SpecError(f"{w}: orientation_offset must be a unit quaternion, "
+                            f"|q| = {np.linalg.norm(q)}")
+        object.__setattr__(self, "orientation_offset", q)
+        for k in ("spring", "damper"):
+            val = float(getattr(self, k))
+            if not np.isfinite(val) or val < 0.0:
+                raise SpecError(f"{w}: {k} must be finite and >= 0, got {val}")
+            object.__setattr__(self, k, val)
+        if self.child == WORLD or self.child == self.parent:
+            raise SpecError(f"{w}: child must be a body other than the parent, "
+                            f"got parent={self.parent!r}, child={self.child!r}")
+        if self.spring_offset is not None:
+            object.__setattr__(self, "spring_offset",
+                               _vector(self.spring_offset, self.dof, f"{w} spring_offset"))
+
+    @property
+    def selections(self) -> tuple[str, str]:
+        """``(D_T, D_R)`` selection names of Table B.2."""
+        return JOINT_TYPES[self.type]
+
+    @property
+    def translational_dof(self) -> int:
+        return 3 - SELECTION_ROWS[self.selections[0]]
+
+    @property
+    def rotational_dof(self) -> int:
+        return 3 - SELECTION_ROWS[self.selections[1]]
+
+    @property
+    def dof(self) -> int:
+        """Number of minimal coordinates (free directions) of the joint."""
+        return self.translational_dof + self.rotational_dof
+
+    @property
+    def n_constraints(self) -> int:
+        """Number of constraint rows ``6 - dof`` (Table B.2)."""
+        return 6 - self.dof
+
+
+@dataclass(frozen=True)
+class MechanismSpec:
+    """Bodies, joints, gravity and initial joint coordinates of a mechanism.
+
+    Parameters
+    ----------
+    bodies, joints : sequences of Body and Joint
+    gravity : (3,) array, m/s², default ``(0, 0, -9.81)``
+    initial_positions, initial_velocities : mapping joint name -> (dof,) array, optional
+        Minimal coordinates of the joints of the spanning tree at ``t = 0`` (default zeros).
+        Loop-closing joints take whatever their bodies imply.
+    name : str
+
+    Raises
+    ------
+    SpecError
+        Duplicate names, a joint referring to an unknown body, a body not connected to the
+        world through joints, or bad initial coordinates.
+    """
+
+    bodies: tuple[Body, ...]
+    joints: tuple[Joint, ...]
+    gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
+    initial_positions: Mapping[str, np.ndarray] = field(default_factory=dict)
+    initial_velocities: Mapping[str, np.ndarray] = field(default_factory=dict)
+    name: str = "mechanism"
+
+    def __post_init__(self):
+        bodies, joints = tuple(self.bodies), tuple(self.joints)
+        if not bodies:
+            raise SpecError("a mechanism needs at least one body")
+        object.__setattr__(self, "bodies", bodies)
+        object.__setattr__(self, "joints", joints)
+        object.__setattr__(self, "gravity", _vector(self.gravity, 3, "gravity"))
+        names = [b.name for b in bodies]
+        for kind, seq in (("body", names), ("joint", [j.name for j in joints])):
+            dup = {n for n in seq if seq.count(n) > 1}
+            if dup:
+                raise SpecError(f"duplicate {kind} names: {sorted(dup)}")
+        known = set(names)
+        for j in joints:
+            for end in (j.parent, j.child):
+                if end != WORLD and end not in known:
+                    raise SpecError(f"joint {j.name!r} refers to unknown body {end!r}")
+        G = self.graph()
+        unreachable = sorted(set(names) - nx.node_connected_component(G, WORLD)) if joints \
+            else sorted(names)
+        if unreachable:
+            raise SpecError(f"bodies {unreachable} are not connected to the world by any joint "
+                            "(add a 'floating' joint for a free body)")
+        tree = {j.name for j in self.tree_joints}
+        for key in ("initial_positions", "initial_velocities"):
+            given = dict(getattr(self, key))
+            out = {}
+            for jn, val in given.items():
+                j = self.joint(jn)
+                if jn not in tree:
+                    raise SpecError(f"{key}: joint {jn!r} closes a loop; its coordinates follow "
+                                    "from the tree joints")
+                out[jn] = _vector(val, j.dof, f"{key}[{jn!r}]")
+            object.__setattr__(self, key, out)
+
+    # -- lookups -----------------------------------------------------------------------------
+    def body_index(self, name: str) -> int:
+        for i, b in enumerate(self.bodies):
+            if b.name == name:
+                return i
+        raise SpecError(f"no body named {name!r}")
+
+    def joint(self, name: str) -> Joint:
+        for j in self.joints:
+            if j.name == name:
+                return j
+        raise SpecError(f"no joint named {name!r}")
+
+    def graph(self) -> nx.MultiGraph:
+        """Bodies and ``"world"`` as nodes, one edge per joint (key = joint name)."""
+        G = nx.MultiGraph()
+        G.add_node(WORLD)
+        G.add_nodes_from(b.name for b in self.bodies)
+        for j in self.joints:
+            G.add_edge(j.parent, j.child, key=j.name)
+        return G
+
+    @property
+    def tree_joints(self) -> tuple[Joint, ...]:
+        """Joints of the breadth-first spanning tree from the world, in the order given."""
+        reached = {WORLD}
+        chosen: list[Joint] = []
+        remaining = list(self.joints)
+        progress = True
+        while remaining and progress:
+            progress = False
+            for j in list(remaining):
+                ends = {j.parent, j.child}
+                if len(ends & reached) == 1:
+                    chosen.append(j)
+                    reached |= ends
+                    remaining.remove(j)
+                    progress = True
+        return tuple(chosen)
+
+    @property
+    def loop_joints(self) -> tuple[Joint, ...]:
+        """Joints that close kinematic loops (not in :attr:`tree_joints`)."""
+        tree = {j.name for j in self.tree_joints}
+        return tuple(j for j in self.joints if j.name not in tree)
+
+    @property
+    def dof(self) -> int:
+        """Degrees of freedom of the tree (loops remove more; not counted here)."""
+        return sum(j.dof for j in self.tree_joints)
+
+    def with_initial(self, positions: Mapping[str, Sequence[float]] | None = None,
+                     velocities: Mapping[str, Sequence[float]] | None = None) -> MechanismSpec:
+        """A copy with some initial joint coordinates replaced."""
+        pos = dict(self.initial_positions)
+        pos.update(positions or {})
+        vel = dict(self.initial_velocities)
+        vel.update(velocities or {})
+        return MechanismSpec(self.bodies, self.joints, self.gravity, pos, vel, self.name)
