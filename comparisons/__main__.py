@@ -104,6 +104,38 @@ def _constraints(args) -> int:
     return 0
 
 
+def _dynamics(args) -> int:
+    from .dynamics_bench import (
+        linear_slope,
+        plot_pendulum_benchmark,
+        ratio_summary,
+        run_pendulum_benchmark,
+    )
+
+    sizes = tuple(args.sizes or ((1, 5, 20) if args.quick else (1, 2, 5, 10, 20, 50, 100)))
+    steps = args.steps or (200 if args.quick else 1000)
+    rows = run_pendulum_benchmark(sizes=sizes, steps=steps, repeats=args.repeats or 3)
+    out = Path(args.out or "results/pendulum.csv")
+    meta = _meta()
+    write_results(rows, out, meta, columns=None)
+    png = out.with_suffix(".png")
+    versions = {"pinocchio-semi-implicit-euler": meta.get("versions", {}).get("pin", ""),
+                "pinocchio-rk4": meta.get("versions", {}).get("pin", ""),
+                "mujoco-euler": meta.get("versions", {}).get("mujoco", "")}
+    plot_pendulum_benchmark(rows, png, versions)
+    for r in rows:
+        t = f"{r['us_per_step']:9.1f} us/step" if r["status"] == "ok" else r["status"]
+        print(f"  {r['joint']:>9} n={r['n']:<4} {r['solver']:<30} {t}")
+    for r in ratio_summary(rows):
+        ratios = ", ".join(f"{k[3:]} {v:.2f}x" for k, v in r.items() if k.startswith("vs_"))
+        print(f"  maximal / peer, {r['joint']} n={r['n']}: {ratios}")
+    for joint in ("revolute", "spherical"):
+        print(f"  log-log slope of the maximal integrator ({joint}, n >= 10): "
+              f"{linear_slope(rows, 'maximal', joint):.2f}")
+    print(f"-> {out}, {png}")
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m comparisons", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -125,12 +157,19 @@ def main(argv=None) -> int:
     cs.add_argument("--ks", nargs="+", type=int, default=[0, 1, 5, 10, 20, 50])
     cs.add_argument("--repeats", type=int)
     cs.add_argument("--out", help="CSV path (default results/constraints.csv)")
+    dy = sub.add_parser("dynamics", help="n-link pendulums: maximal-coordinate integrator vs "
+                        "Pinocchio and MuJoCo (2023 Fig. 8a)")
+    dy.add_argument("--sizes", nargs="+", type=int, metavar="N")
+    dy.add_argument("--steps", type=int, help="steps per run (default 1000, --quick 200)")
+    dy.add_argument("--repeats", type=int)
+    dy.add_argument("--quick", action="store_true", help="n = 1, 5, 20 and 200 steps")
+    dy.add_argument("--out", help="CSV path (default results/pendulum.csv)")
     pl = sub.add_parser("plot", help="plots and tables from a results CSV")
     pl.add_argument("file")
     pl.add_argument("--out", help="output directory (default: next to the CSV)")
     args = p.parse_args(argv)
     return {"list": _list, "run": _run, "plot": _plot, "batch": _batch,
-            "constraints": _constraints}[args.command](args)
+            "constraints": _constraints, "dynamics": _dynamics}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from .errors import (
     ShapeError,
     SingularBlockError,
 )
-from .factor import Factorization, factorize, factorized, solve
+from .factor import Factorization, allocate, factorize, factorized, solve
 from .matrix import BlockMatrix, random_block_matrix
 from .ordering import ORDERINGS, Analysis, analyze
 
@@ -46,6 +46,7 @@ __all__ = [
     "SingularBlockError",
     "analyze",
     "dense",
+    "allocate",
     "factorize",
     "factorize_batch",
     "factorized",

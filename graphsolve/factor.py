@@ -18,7 +18,7 @@ from .kernels import KERNELS
 from .matrix import BlockMatrix, block_coordinates
 from .ordering import Analysis, analyze
 
-__all__ = ["Factorization", "factorize", "solve", "factorized", "GatherMap", "BACKENDS"]
+__all__ = ["Factorization", "allocate", "factorize", "solve", "factorized", "GatherMap", "BACKENDS"]
 
 BACKENDS = ("auto", *KERNELS)
 #: Relative tolerance of the symmetry check of ``method="ldlt"``.
@@ -109,6 +109,24 @@ class Factorization:
         if key not in self._maps:
             self._maps[key] = GatherMap(A, self.analysis)
         return self._maps[key]
+
+    def fused_handle(self, A: BlockMatrix) -> tuple:
+        """Low-level hook for numba code: a ``handle`` such that
+        ``graphsolve.kernels.compiled.refactor_solve(handle, A.data, x)``
+        refactors values laid out like ``A`` into this factorization's buffers and solves
+        ``x`` in place (LDU, compiled backend only). Afterwards call :meth:`mark_valid` with its
+        status so that Python-level use of the factorization stays checked.
+        """
+        if self.backend != "compiled" or self.method != "ldu":
+            raise GraphSolveError("fused_handle needs the compiled backend and method 'ldu', "
+                                  f"got {self.backend!r}, {self.method!r}")
+        return self._kernel.fused_handle(self.analysis, self._layout(A), self._D, self._Dlu,
+                                         self._piv, self._L, self._U, self._work)
+
+    def mark_valid(self, status: int) -> None:
+        """Record the status returned by ``refactor_solve`` (-1 means success)."""
+        self._explicit_cache.clear()
+        self._valid = int(status) == -1
 
     # ------------------------------------------------------------------ solves
     def solve(self, b: np.ndarray) -> np.ndarray:
@@ -220,6 +238,21 @@ class Factorization:
 
 
 # ---------------------------------------------------------------------- functions
+def allocate(analysis: Analysis, method: str = "ldu", backend: str = "compiled"
+             ) -> Factorization:
+    """An unfactored :class:`Factorization` (buffers only) for ``analysis``.
+
+    For code that fills it through :meth:`Factorization.refactor` or the low-level
+    :meth:`Factorization.fused_handle`; ``solve`` raises until a factorization succeeds.
+    """
+    if method not in ("ldu", "ldlt"):
+        raise GraphSolveError(f"method must be 'ldu' or 'ldlt', got {method!r}")
+    backend = "compiled" if backend == "auto" else backend
+    if backend not in KERNELS:
+        raise GraphSolveError(f"unknown backend {backend!r}; choose from {BACKENDS}")
+    return Factorization(analysis, method, backend)
+
+
 def factorize(A: BlockMatrix, method: str = "auto", ordering="brudigam",
               analysis: Analysis | None = None, backend: str = "auto",
               root: int | None = None) -> Factorization:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["residual_kernel", "jacobian_kernel"]
+from graphsolve.kernels.compiled import refactor_solve
+
+__all__ = ["residual_kernel", "jacobian_kernel", "constraint_jacobian_kernel", "newton_kernel"]
 
 
 @njit(cache=True, inline="always")
@@ -112,7 +114,7 @@ def _Rmat(q, M):
     M[3, 2] = -q[1]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _d_rotate_dq(q, p, out, W):
     """``∂(Q(q) p)/∂q`` (3×4), the formula of ``quaternion.d_rotate_dq``; ``W``: (5, 4, 4)."""
     ph = W[4, 0]
@@ -134,7 +136,7 @@ def _d_rotate_dq(q, p, out, W):
             out[i, j] = Ry[i + 1, j] + (acc if j == 0 else -acc)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def joint_terms(xa, qa, xb, qb, pa, pb, qoff, g, dxa, dqa, dxb, dqb, jac, W):
     """One joint's ``[g_T; g_R]`` (B.1, B.3) and derivatives, as ``joints.constraint_terms``.
 
@@ -440,3 +442,119 @@ def constraint_jacobian_kernel(x, q, parent, child, p_a, p_b, q_off, select, G):
                         acc += dq[r, t] * L[t, c + 1]
                     blk[r, 3 + c] = acc
             _mm(select[k], blk, G[e, k])
+
+
+@njit(cache=True, inline="always")
+def _max_abs(f):
+    m = 0.0
+    for i in range(f.shape[0]):
+        a = abs(f[i])
+        if not a <= m:                # also catches NaN
+            m = a if a == a else np.inf
+    return m
+
+
+@njit(cache=True)
+def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
+                  inertia, dt, projection, external, damping, has_damping, diag_const, G,
+                  parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb):
+    """Newton's method with halving line search (2023 App. D, Alg. 5) on ``s`` in place.
+
+    Every iteration writes ``F(s)`` into ``data``, refactors and solves through graphsolve's
+    compiled LDU (:func:`graphsolve.kernels.compiled.refactor_solve`) without returning to
+    Python. Returns ``(code, iterations, position)``: code 0 converged, 1 iteration cap,
+    2 line search failed, 3 non-finite Newton matrix, 4 singular pivot at ``position`` of the
+    elimination order. ``history[k]`` is the residual max-norm after ``k`` iterations.
+    """
+    f = residual_kernel(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
+                        has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow)
+    norm = _max_abs(f)
+    history[0] = norm
+    it = 0
+    trial = np.empty_like(s)
+    while norm >= tol:
+        if it >= max_iter:
+            return 1, it, -1
+        jacobian_kernel(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G,
+                        parent, child, p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb)
+        for i in range(f.shape[0]):
+            f[i] = -f[i]
+        status = refactor_solve(handle, data, f)
+        if status == -2:
+            return 3, it, -1
+        if status >= 0:
+            return 4, it, status
+        alpha = 1.0
+        ok = False
+        for _ in range(40):
+            for i in range(s.shape[0]):
+                trial[i] = s[i] + alpha * f[i]
+            ft = residual_kernel(trial, x1, q1, v0, w0, mass, inertia, dt, projection,
+                                 external, damping, has_damping, G, parent, child, p_a, p_b,
+                                 q_off, select, nc, jrow)
+            nt = _max_abs(ft)
+            if nt < norm:
+                ok = True
+                break
+            alpha *= 0.5
+        if not ok:
+            return 2, it, -1
+        s[:] = trial
+        f = ft
+        norm = nt
+        it += 1
+        history[it] = norm
+    return 0, it, -1
+
+
+@njit(cache=True)
+def step_kernel(x, q, v, w, lam, s, tol, max_iter, history, handle, data, mass, inertia, dt,
+                gravity_wrench, diag_const, G, parent, child, p_a, p_b, q_off, select, nc,
+                jrow, ptr_bj, ptr_jb):
+    """One whole integrator step for mechanisms whose only applied force is gravity.
+
+    Update rules (11), (17), constraint Jacobians at ``z₁``, then :func:`newton_kernel`;
+    ``x, q, v, w, lam`` are overwritten with the new state (only on success). Returns
+    ``(code, iterations, position)`` as :func:`newton_kernel`, with code 5 for a body whose
+    ``|ω| >= 2/Δt`` (its index in ``position``).
+    """
+    nb = x.shape[0]
+    for i in range(nb):
+        if not _omega_s(w[i], dt) > 0.0:
+            return 5, 0, i
+    x1 = np.empty_like(x)
+    q1 = np.empty_like(q)
+    L = np.empty((4, 4))
+    wb = np.empty(4)
+    for i in range(nb):
+        for c in range(3):
+            x1[i, c] = x[i, c] + dt * v[i, c]
+        wb[0] = _omega_s(w[i], dt)
+        wb[1:] = w[i]
+        _Lmat(q[i], L)
+        _mv(L, wb, q1[i])
+        for c in range(4):
+            q1[i, c] *= 0.5 * dt
+    constraint_jacobian_kernel(x1, q1, parent, child, p_a, p_b, q_off, select, G)
+    for i in range(nb):
+        s[6 * i:6 * i + 3] = v[i]
+        s[6 * i + 3:6 * i + 6] = w[i]
+    for k in range(parent.shape[0]):
+        for r in range(nc[k]):
+            s[jrow[k] + r] = lam[k, r]
+    damping = np.zeros((0, 12, 12))
+    code, it, pos = newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v, w, mass,
+                                  inertia, dt, False, gravity_wrench, damping, False,
+                                  diag_const, G, parent, child, p_a, p_b, q_off, select, nc,
+                                  jrow, ptr_bj, ptr_jb)
+    if code != 0:
+        return code, it, pos
+    x[:] = x1
+    q[:] = q1
+    for i in range(nb):
+        v[i] = s[6 * i:6 * i + 3]
+        w[i] = s[6 * i + 3:6 * i + 6]
+    for k in range(parent.shape[0]):
+        for r in range(nc[k]):
+            lam[k, r] = s[jrow[k] + r]
+    return 0, it, -1

@@ -24,10 +24,17 @@ import networkx as nx
 import numpy as np
 
 import graphsolve as gs
+from graphsolve.factor import allocate
 
 from .. import quaternion as quat
 from . import joints as jt
-from .compiled import constraint_jacobian_kernel, jacobian_kernel, residual_kernel
+from .compiled import (
+    constraint_jacobian_kernel,
+    jacobian_kernel,
+    newton_kernel,
+    residual_kernel,
+    step_kernel,
+)
 from .mechanism import MaximalModel
 
 __all__ = ["StepSystem", "NewtonError", "quaternion_update"]
@@ -102,6 +109,8 @@ class StepSystem:
             zero_diagonal=zero)
         self.backend = backend
         self._factorization = None
+        self._handle = None
+        self._gravity_wrench = None
         self.offsets = self.matrix.offsets
         self.N = int(self.offsets[-1])
         self._build_scatter(node)
@@ -314,12 +323,69 @@ class StepSystem:
                            axis=1)
         return 0.5 * self.dt * quat.L(q1) @ M
 
+    def _ensure_factorization(self, s: np.ndarray):
+        """The graphsolve factorization, made from ``F(s)`` on first use."""
+        if self._factorization is None:
+            if self.fused:      # filled by the fused kernel: no separate kernel compile
+                self._factorization = allocate(self.analysis, "ldu", "compiled")
+            else:
+                self._factorization = gs.factorize(self.jacobian(s), method="ldu",
+                                                   analysis=self.analysis,
+                                                   backend=self.backend)
+        return self._factorization
+
+    @property
+    def fused(self) -> bool:
+        """Whether :meth:`newton` runs (compiled kernels and graphsolve's compiled backend)."""
+        return self.kernels == "compiled" and self.backend in ("auto", "compiled")
+
+    def newton(self, s: np.ndarray, tol: float, max_iter: int):
+        """Fused compiled Newton iteration on ``s`` (in place); see :func:`newton_kernel`.
+
+        Returns ``(code, iterations, position, history)``.
+        """
+        m, js = self.model, self.model.joints
+        F = self._ensure_factorization(s)
+        if self._handle is None:
+            self._handle = F.fused_handle(self.matrix)
+        history = np.zeros(max_iter + 1)
+        has = self.damping is not None
+        damping = self.damping if has else np.zeros((0, 12, 12))
+        code, it, pos = newton_kernel(
+            s, tol, max_iter, history, self._handle, self.matrix.data, self.x1, self.q1,
+            self.v0, self.w0, m.mass, m.inertia, self.dt, self.projection, self.external,
+            damping, has, self._diag_const, self.G, js.parent, js.child, js.p_a, js.p_b,
+            js.q_off, js.select, js.n_constraints, self._jrow, self._ptr_bj, self._ptr_jb)
+        F.mark_valid(-1 if code in (0, 1, 2) else (-2 if code == 3 else pos))
+        return code, it, pos, history[:it + 1]
+
+    def step_gravity_only(self, x, q, v, w, lam, tol: float, max_iter: int):
+        """A whole step in one compiled call (:func:`step_kernel`); state arrays updated in
+        place on success. Returns ``(code, iterations, position, history)``."""
+        m, js = self.model, self.model.joints
+        s = np.zeros(self.N)
+        F = self._ensure_factorization(s)
+        if self._handle is None:
+            self._handle = F.fused_handle(self.matrix)
+        if self._gravity_wrench is None:
+            self._gravity_wrench = np.zeros((m.n_bodies, 6))
+            self._gravity_wrench[:, :3] = m.mass[:, None] * m.gravity
+            self._diag_const = np.zeros((m.n_bodies, 6, 6))
+            self.G = np.empty((2, len(js), 6, 6))
+        history = np.zeros(max_iter + 1)
+        code, it, pos = step_kernel(
+            x, q, v, w, lam, s, tol, max_iter, history, self._handle, self.matrix.data, m.mass,
+            m.inertia, self.dt, self._gravity_wrench, self._diag_const, self.G, js.parent,
+            js.child, js.p_a, js.p_b, js.q_off, js.select, js.n_constraints, self._jrow,
+            self._ptr_bj, self._ptr_jb)
+        F.mark_valid(-1 if code in (0, 1, 2, 5) else (-2 if code == 3 else pos))
+        return code, it, pos, history[:it + 1]
+
     def solve_linear(self, s: np.ndarray, f: np.ndarray) -> np.ndarray:
         """Newton direction ``Δs`` of ``F(s) Δs = -f`` (eq. 33) through graphsolve."""
         A = self.jacobian(s)
         if self._factorization is None:
-            self._factorization = gs.factorize(A, method="ldu", analysis=self.analysis,
-                                               backend=self.backend)
+            self._ensure_factorization(s)
         else:
             self._factorization.refactor(A)
         return -self._factorization.solve(f)

@@ -134,6 +134,11 @@ class Simulation:
     # ------------------------------------------------------------------ stepping
     def _newton(self, s):
         sys = self.system
+        if sys.fused:
+            code, it, pos, history = sys.newton(s, self.tol, self.max_iter)
+            self.last_residuals = history
+            self._raise(code, pos, history)
+            return s, it
         f = sys.residual(s)
         norm = _norm(f)
         history = [norm]
@@ -158,8 +163,44 @@ class Simulation:
         self.last_residuals = np.array(history)
         return s, len(history) - 1
 
+    def _raise(self, code: int, pos: int, history: np.ndarray) -> None:
+        """Turn a compiled Newton status into the error it stands for (0: no error)."""
+        if code == 0:
+            return
+        norm = history[-1]
+        if code == 1:
+            raise NewtonError(f"Newton did not converge in {self.max_iter} iterations at "
+                              f"t = {self.t:.6g} s (residual {norm:.3g}, tol {self.tol:g})")
+        if code == 2:
+            raise NewtonError(f"line search failed at t = {self.t:.6g} s (residual "
+                              f"{norm:.3g}, tol {self.tol:g}); |ω| may approach 2/Δt")
+        if code == 3:
+            raise NewtonError(f"the Newton matrix became non-finite at t = {self.t:.6g} s")
+        node = int(self.system.analysis.order[pos])
+        raise NewtonError(f"singular pivot block at node {node} of the mechanism graph "
+                          f"({self._node_name(node)}) at t = {self.t:.6g} s: the joints "
+                          "are redundant or at a singular configuration")
+
+    def _node_name(self, node: int) -> str:
+        nb = self.model.n_bodies
+        if node < nb:
+            return f"body {self.spec.bodies[node].name!r}"
+        k = int(self.system.constrained[node - nb])
+        return f"joint {self.model.joints.names[k]!r}"
+
     def step(self, joint_forces: np.ndarray | None = None) -> int:
         """Advance one step; returns the number of Newton iterations."""
+        js = self.model.joints
+        if (self.system.fused and joint_forces is None and not js.spring.any()
+                and not js.damper.any()):
+            code, it, pos, history = self.system.step_gravity_only(
+                self.x, self.q, self.v, self.w, self._lam, self.tol, self.max_iter)
+            self.last_residuals = history
+            if code == 5:
+                self._check_rate(self.w)
+            self._raise(code, pos, history)
+            self.t += self.dt
+            return it
         self._check_rate(self.w)
         x1 = self.x + self.dt * self.v
         q1 = quaternion_update(self.q, self.w, self.dt)

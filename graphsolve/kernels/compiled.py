@@ -560,3 +560,36 @@ def max_asymmetry(an, D, L, U) -> tuple[float, float]:
     worst, scale = _max_asymmetry(an.order, an.block_sizes, an.d_ptr, an.fe_parent,
                                   an.fe_child, an.fe_ptr, D, L, U)
     return float(worst), float(scale)
+
+
+# ---------------------------------------------------------------------- calls from numba code
+def fused_handle(an, gmap, D, Dlu, piv, L, U, work) -> tuple:
+    """The ``handle`` (a tuple of arrays) for :func:`refactor_solve`, which numba code can call in a
+    loop (e.g. a Newton iteration) without returning to Python. The buffers are shared with
+    the :class:`~graphsolve.Factorization` that made them."""
+    w1, w2 = work
+    solve_sym = (an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_parent, an.fe_child,
+                 an.fe_ptr, an.child_ptr, an.parent_ptr, an.parent_edges)
+    handle = (_sym(an), np.int64(gmap.n_diag), gmap.src, gmap.dst, gmap.length, gmap.upper,
+              D, Dlu, piv, L, U, w1, w2, float(PIVOT_RTOL), solve_sym)
+    return handle
+
+
+@njit(cache=True, error_model="numpy")
+def refactor_solve(handle, values, x):
+    """Load ``values`` (a BlockMatrix buffer), factor them (LDU) and solve ``x`` in place.
+
+    Returns -1 on success, -2 if ``values`` holds NaN or inf, else the position in the
+    elimination order of the first singular pivot block (``x`` is then unchanged).
+    """
+    sym, n_diag, src, dst, length, upper, D, Dlu, piv, L, U, w1, w2, rtol, ssym = handle
+    if _load(values, n_diag, src, dst, length, upper, D, L, U) != 0.0:
+        return -2
+    status, _, _ = _factor_0(sym, D, Dlu, piv, L, U, False, w1, w2, rtol)
+    if status >= 0:
+        return status
+    order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr, \
+        parent_edges = ssym
+    _solve(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
+           parent_edges, Dlu, piv, L, U, x, 1, False)
+    return -1

@@ -213,3 +213,16 @@ def test_newton_iteration_cap_is_a_clear_error():
     sim = Simulation(models.double_pendulum(), dt=0.01, max_iter=1, tol=1e-14)
     with pytest.raises(NewtonError, match="did not converge"):
         sim.run(5, progress=False)
+
+
+def test_redundant_loop_closure_is_a_clear_singular_error():
+    """A revolute closing a planar four-bar adds three redundant constraints: F is singular."""
+    from dynamics.spec import MechanismSpec
+    base = models.fourbar()
+    closure = base.joint("closure")
+    redundant = type(closure)(closure.name, "revolute", closure.parent, closure.child,
+                              closure.parent_point, closure.child_point, closure.axis)
+    joints = tuple(redundant if j.name == "closure" else j for j in base.joints)
+    spec = MechanismSpec(base.bodies, joints, initial_positions=base.initial_positions)
+    with pytest.raises(NewtonError, match="singular pivot block .*joint|redundant"):
+        Simulation(spec, dt=0.01).run(3, progress=False)

@@ -11,6 +11,7 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import scipy.sparse.linalg  # noqa: F401  (sp.linalg)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -794,3 +795,40 @@ def test_factorize_requires_block_matrix(backend):
         gs.factorize(S, backend=backend)
     with pytest.raises(gs.GraphSolveError):
         gs.factorize(S.toarray(), backend=backend)
+
+
+def test_fused_refactor_solve_matches_refactor_and_solve():
+    """The numba-callable hook gives the same solution as refactor + solve, and statuses."""
+    from graphsolve.kernels.compiled import refactor_solve
+
+    G = gs.generators.ladder(6)
+    A = gs.random_block_matrix(G, kind="unsymmetric", block_size=3, seed=1)
+    an = gs.analyze(A)
+    F = gs.allocate(an, "ldu", "compiled")
+    handle = F.fused_handle(A)
+    b = np.arange(A.shape[0], dtype=float)
+    x = b.copy()
+    assert refactor_solve(handle, A.data, x) == -1
+    F.mark_valid(-1)
+    np.testing.assert_allclose(x, sp.linalg.spsolve(A.to_scipy().tocsc(), b), rtol=1e-10)
+    np.testing.assert_allclose(F.solve(b), x, rtol=1e-12)
+    bad = A.data.copy()
+    bad[5] = np.nan
+    assert refactor_solve(handle, bad, b.copy()) == -2
+    zero = A.data.copy()
+    first = int(an.order[0])
+    zero[A.diag_ptr[first]:A.diag_ptr[first + 1]] = 0.0
+    assert refactor_solve(handle, zero, b.copy()) == 0        # position 0 of the order
+    F.mark_valid(0)
+    with pytest.raises(gs.GraphSolveError, match="not valid"):
+        F.solve(b)
+
+
+def test_allocate_and_fused_handle_check_arguments():
+    an = gs.analyze(gs.generators.path(3), block_sizes=2)
+    with pytest.raises(gs.GraphSolveError, match="method"):
+        gs.allocate(an, "lu")
+    F = gs.allocate(an, "ldu", "reference")
+    A = gs.random_block_matrix(gs.generators.path(3), block_size=2)
+    with pytest.raises(gs.GraphSolveError, match="compiled backend"):
+        F.fused_handle(A)
