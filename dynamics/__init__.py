@@ -1,2 +1,4 @@
-"""dynamics: mechanisms (spec, models, URDF) simulated in maximal coordinates (``maximal``)
-with graphsolve, and a minimal-coordinate baseline (``minimal``)."""
+"""dynamics: mechanisms described without coordinates (``spec``, ``models``, ``urdf``),
+simulated in maximal coordinates with graphsolve (``maximal``: variational integrator, joints,
+ground contacts with friction) and in minimal coordinates (``minimal``: spatial algebra, RNEA,
+ABA, CRBA on kinematic trees)."""

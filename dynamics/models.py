@@ -17,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import quaternion as quat
-from .spec import WORLD, Body, Joint, MechanismSpec, Shape
+from .spec import WORLD, Body, Contact, Joint, MechanismSpec, Shape
 
 __all__ = ["rod", "pendulum", "double_pendulum", "fourbar", "segment_chain", "double_fourbar",
-           "scaled_pendulum"]
+           "scaled_pendulum", "box_drop", "sphere_chain", "box_on_slope"]
 
 _X = np.array([1.0, 0.0, 0.0])
 
@@ -172,3 +172,49 @@ def scaled_pendulum(s: float, *, initial_angle: float = np.pi / 2) -> MechanismS
     joint = Joint("joint1", "revolute", WORLD, "link1", np.zeros(3), _top(length), _X)
     return MechanismSpec((body,), (joint,), initial_positions={"joint1": [initial_angle]},
                          name=f"scaled_pendulum_{s:g}")
+
+
+def box_drop(*, edge: float = 0.5, mass: float = 1.0, height: float = 0.4,
+             friction: float = 0.2, n_friction: int = 4) -> MechanismSpec:
+    """A free cube dropped onto the ground (2023 §5.1, Fig. 7d): 0.5 m, 1 kg, released at rest
+    with its bottom ``height`` = 0.4 m above the ground; one point contact per corner."""
+    shape = Shape("box", (edge, edge, edge))
+    box = Body("box", mass, shape.inertia(mass), shape)
+    h = 0.5 * edge
+    corners = [np.array([sx, sy, sz]) * h for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]
+    contacts = tuple(Contact(f"corner{i}", "box", c, friction=friction, n_friction=n_friction)
+                     for i, c in enumerate(corners))
+    joint = Joint("free", "floating", WORLD, "box")
+    return MechanismSpec((box,), (joint,), initial_positions={"free": [0, 0, height + h, 0, 0, 0]},
+                         name="box_drop", contacts=contacts)
+
+
+def box_on_slope(angle: float, friction: float, *, edge: float = 0.5, mass: float = 1.0,
+                 n_friction: int = 4) -> MechanismSpec:
+    """A cube resting on a plane inclined by ``angle`` (rad): gravity is tilted instead of the
+    ground, so the contacts stay on ``z = 0`` and the slope runs along x. The box sticks for
+    ``friction > tan(angle)`` and otherwise slides with ``g (sin θ - μ cos θ)``."""
+    spec = box_drop(edge=edge, mass=mass, height=0.0, friction=friction,
+                    n_friction=n_friction)
+    g = 9.81 * np.array([np.sin(angle), 0.0, -np.cos(angle)])
+    return MechanismSpec(spec.bodies, spec.joints, g, spec.initial_positions, {},
+                         f"box_on_slope_{angle:.3g}_{friction:g}", spec.contacts)
+
+
+def sphere_chain(n: int, *, radius: float = 0.25, mass: float = 1.0, friction: float = 0.5,
+                 velocity: float = 1.0, n_friction: int = 4) -> MechanismSpec:
+    """``n`` spheres (0.25 m, 1 kg) joined by ball joints, lying on the ground along x
+    (2023 §5.2, Fig. 8b); the chain starts sliding along x at ``velocity`` m/s."""
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    shape = Shape("sphere", (radius,))
+    bodies = tuple(Body(f"sphere{i + 1}", mass, shape.inertia(mass), shape) for i in range(n))
+    r = np.array([radius, 0.0, 0.0])
+    joints = [Joint("free", "floating", WORLD, "sphere1")]
+    joints += [Joint(f"ball{i + 1}", "spherical", f"sphere{i}", f"sphere{i + 1}", r, -r)
+               for i in range(1, n)]
+    contacts = tuple(Contact(f"ground{i + 1}", f"sphere{i + 1}", kind="sphere", radius=radius,
+                             friction=friction, n_friction=n_friction) for i in range(n))
+    return MechanismSpec(bodies, tuple(joints), initial_positions={"free": [0, 0, radius, 0, 0, 0]},
+                         initial_velocities={"free": [velocity, 0, 0, 0, 0, 0]},
+                         name=f"sphere_chain{n}", contacts=contacts)

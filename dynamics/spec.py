@@ -37,8 +37,8 @@ import numpy as np
 
 from . import quaternion as quat
 
-__all__ = ["JOINT_TYPES", "JOINT_ALIASES", "WORLD", "Shape", "Body", "Joint", "MechanismSpec",
-           "SpecError"]
+__all__ = ["JOINT_TYPES", "JOINT_ALIASES", "WORLD", "Shape", "Body", "Joint", "Contact",
+           "MechanismSpec", "SpecError"]
 
 WORLD = "world"
 
@@ -214,6 +214,51 @@ class Joint:
 
 
 @dataclass(frozen=True)
+class Contact:
+    """A contact of a body with the ground plane ``z = 0`` (Brüdigam et al. 2023 §2, eq. 25).
+
+    ``kind="point"``: the body-frame point ``point`` (from the centre of mass) must stay above
+    the ground, ``φ = e_zᵀ (x + Q(q) p) >= 0``. ``kind="sphere"``: a sphere of ``radius`` about
+    the centre of mass, ``φ = e_zᵀ x - r >= 0``, touching at its lowest point. ``friction`` is
+    the Coulomb coefficient ``c_f >= 0`` of the linearized cone with ``n_friction`` (even)
+    basis directions (eq. 2-4, 27); ``friction = 0`` is a frictionless contact.
+    """
+
+    name: str
+    body: str
+    point: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    kind: str = "point"
+    radius: float = 0.0
+    friction: float = 0.0
+    n_friction: int = 4
+
+    def __post_init__(self):
+        w = f"contact {self.name!r}"
+        if self.kind not in ("point", "sphere"):
+            raise SpecError(f"{w}: kind must be 'point' or 'sphere', got {self.kind!r}")
+        object.__setattr__(self, "point", _vector(self.point, 3, f"{w} point"))
+        r = float(self.radius)
+        if self.kind == "sphere" and not (np.isfinite(r) and r > 0.0):
+            raise SpecError(f"{w}: a sphere contact needs a positive radius, got {self.radius}")
+        object.__setattr__(self, "radius", r)
+        mu = float(self.friction)
+        if not np.isfinite(mu) or mu < 0.0:
+            raise SpecError(f"{w}: friction coefficient must be finite and >= 0, got "
+                            f"{self.friction}")
+        object.__setattr__(self, "friction", mu)
+        nf = int(self.n_friction)
+        if nf != self.n_friction or nf < 2 or nf % 2:
+            raise SpecError(f"{w}: n_friction must be an even integer >= 2 (pairs of opposite "
+                            f"directions), got {self.n_friction}")
+        object.__setattr__(self, "n_friction", nf)
+
+    @property
+    def friction_directions(self) -> int:
+        """Number of friction variables: ``n_friction``, or 0 for a frictionless contact."""
+        return self.n_friction if self.friction > 0.0 else 0
+
+
+@dataclass(frozen=True)
 class MechanismSpec:
     """Bodies, joints, gravity and initial joint coordinates of a mechanism.
 
@@ -225,6 +270,8 @@ class MechanismSpec:
         Minimal coordinates of the joints of the spanning tree at ``t = 0`` (default zeros).
         Loop-closing joints take whatever their bodies imply.
     name : str
+    contacts : sequence of Contact, optional
+        Ground contacts (inequality constraints, eq. 22-28).
 
     Raises
     ------
@@ -239,9 +286,12 @@ class MechanismSpec:
     initial_positions: Mapping[str, np.ndarray] = field(default_factory=dict)
     initial_velocities: Mapping[str, np.ndarray] = field(default_factory=dict)
     name: str = "mechanism"
+    contacts: tuple[Contact, ...] = ()
 
     def __post_init__(self):
         bodies, joints = tuple(self.bodies), tuple(self.joints)
+        contacts = tuple(self.contacts)
+        object.__setattr__(self, "contacts", contacts)
         if not bodies:
             raise SpecError("a mechanism needs at least one body")
         object.__setattr__(self, "bodies", bodies)
@@ -257,6 +307,13 @@ class MechanismSpec:
             for end in (j.parent, j.child):
                 if end != WORLD and end not in known:
                     raise SpecError(f"joint {j.name!r} refers to unknown body {end!r}")
+        for c in contacts:
+            if c.body not in known:
+                raise SpecError(f"contact {c.name!r} is on unknown body {c.body!r}")
+        cnames = [c.name for c in contacts]
+        dup = {n for n in cnames if cnames.count(n) > 1}
+        if dup:
+            raise SpecError(f"duplicate contact names: {sorted(dup)}")
         G = self.graph()
         unreachable = sorted(set(names) - nx.node_connected_component(G, WORLD)) if joints \
             else sorted(names)
@@ -333,4 +390,5 @@ class MechanismSpec:
         pos.update(positions or {})
         vel = dict(self.initial_velocities)
         vel.update(velocities or {})
-        return MechanismSpec(self.bodies, self.joints, self.gravity, pos, vel, self.name)
+        return MechanismSpec(self.bodies, self.joints, self.gravity, pos, vel, self.name,
+                             self.contacts)

@@ -15,6 +15,7 @@ import scipy.sparse.linalg as spla
 
 from .errors import GraphSolveError, NonFiniteError, PatternError, ShapeError, SingularBlockError
 from .kernels import KERNELS
+from .kernels.reference import PIVOT_RTOL
 from .matrix import BlockMatrix, block_coordinates
 from .ordering import Analysis, analyze
 
@@ -38,10 +39,15 @@ class Factorization:
     analysis : Analysis
     method : {"ldu", "ldlt"}
     backend : str
+    pivot_rtol : float
+        A pivot block counts as singular when its smallest LU pivot is at most
+        ``pivot_rtol * size * max|block|`` (default ``10 eps``; 0 flags exact zeros only).
     """
 
-    def __init__(self, analysis: Analysis, method: str, backend: str):
+    def __init__(self, analysis: Analysis, method: str, backend: str,
+                 pivot_rtol: float = PIVOT_RTOL):
         self.analysis = analysis
+        self.pivot_rtol = float(pivot_rtol)
         self.method = method
         self.backend = backend
         an = analysis
@@ -85,7 +91,8 @@ class Factorization:
             if worst > LDLT_SYMMETRY_RTOL * scale:
                 raise GraphSolveError(_asymmetry_message(A, A.transpose_index()))
         status, self._counts = self._kernel.factor(an, self._D, self._Dlu, self._piv, self._L,
-                                                   self._U, self.method == "ldlt", self._work)
+                                                   self._U, self.method == "ldlt", self._work,
+                                                   self.pivot_rtol)
         if status >= 0:
             raise _singular_error(an, int(an.order[status]))
         self._valid = True
@@ -238,8 +245,8 @@ class Factorization:
 
 
 # ---------------------------------------------------------------------- functions
-def allocate(analysis: Analysis, method: str = "ldu", backend: str = "compiled"
-             ) -> Factorization:
+def allocate(analysis: Analysis, method: str = "ldu", backend: str = "compiled",
+             pivot_rtol: float = PIVOT_RTOL) -> Factorization:
     """An unfactored :class:`Factorization` (buffers only) for ``analysis``.
 
     For code that fills it through :meth:`Factorization.refactor` or the low-level
@@ -250,12 +257,12 @@ def allocate(analysis: Analysis, method: str = "ldu", backend: str = "compiled"
     backend = "compiled" if backend == "auto" else backend
     if backend not in KERNELS:
         raise GraphSolveError(f"unknown backend {backend!r}; choose from {BACKENDS}")
-    return Factorization(analysis, method, backend)
+    return Factorization(analysis, method, backend, pivot_rtol)
 
 
 def factorize(A: BlockMatrix, method: str = "auto", ordering="brudigam",
               analysis: Analysis | None = None, backend: str = "auto",
-              root: int | None = None) -> Factorization:
+              root: int | None = None, pivot_rtol: float = PIVOT_RTOL) -> Factorization:
     """Factor a block matrix in the order of its graph.
 
     Parameters
@@ -274,6 +281,10 @@ def factorize(A: BlockMatrix, method: str = "auto", ordering="brudigam",
         with numba; ``"auto"``: ``"compiled"`` when numba is available.
     root : int, optional
         DFS root, see :func:`graphsolve.analyze`.
+    pivot_rtol : float
+        Relative singularity threshold of pivot blocks (see :class:`Factorization`); pass a
+        smaller value (or 0) for systems that are legitimately ill-conditioned, such as the
+        Newton matrices of an interior-point method near convergence.
 
     Returns
     -------
@@ -320,7 +331,7 @@ def factorize(A: BlockMatrix, method: str = "auto", ordering="brudigam",
         analysis = analyze(A, ordering, root=root)
     if backend == "auto":
         backend = "compiled" if "compiled" in KERNELS else "reference"
-    return Factorization(analysis, method, backend).refactor(A)
+    return Factorization(analysis, method, backend, pivot_rtol).refactor(A)
 
 
 def solve(A: BlockMatrix, b: np.ndarray, **kwargs) -> np.ndarray:

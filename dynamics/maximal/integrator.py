@@ -25,6 +25,7 @@ import numpy as np
 
 import graphsolve as gs
 from graphsolve.factor import allocate
+from graphsolve.kernels.reference import PIVOT_RTOL
 
 from .. import quaternion as quat
 from . import joints as jt
@@ -35,6 +36,7 @@ from .compiled import (
     residual_kernel,
     step_kernel,
 )
+from .contacts import contact_groups
 from .mechanism import MaximalModel
 
 __all__ = ["StepSystem", "NewtonError", "quaternion_update"]
@@ -85,19 +87,31 @@ class StepSystem:
                  kernels: str = "compiled"):
         if kernels not in ("compiled", "reference"):
             raise ValueError(f"kernels must be 'compiled' or 'reference', got {kernels!r}")
-        self.kernels = kernels
         self.model, self.dt = model, float(dt)
         js = model.joints
         nb = model.n_bodies
+        self.contacts = contact_groups(model.spec, {b.name: i for i, b in
+                                                    enumerate(model.spec.bodies)})
+        # contacts run the NumPy reference kernels (compiled contact kernels: not yet)
+        self.kernels = "reference" if self.contacts else kernels
+        self.barrier = 0.0
         self.constrained = np.flatnonzero(js.n_constraints > 0)
         node = {int(k): nb + c for c, k in enumerate(self.constrained)}
-        sizes = np.concatenate([np.full(nb, 6), js.n_constraints[self.constrained]])
+        sizes = [np.full(nb, 6), js.n_constraints[self.constrained]]
+        first = nb + len(self.constrained)
+        for grp in self.contacts:
+            grp.nodes = first + np.arange(len(grp))
+            first += len(grp)
+            sizes.append(np.full(len(grp), grp.size))
+        sizes = np.concatenate(sizes)
         G = nx.Graph()
         G.add_nodes_from(range(len(sizes)))
         for k, n in node.items():
             for e in (js.parent[k], js.child[k]):
                 if e >= 0:
                     G.add_edge(int(e), n)
+        for grp in self.contacts:
+            G.add_edges_from(zip(grp.body.tolist(), grp.nodes.tolist(), strict=True))
         self.graph = G
         self.matrix = gs.BlockMatrix(G, sizes)
         zero = list(node.values())
@@ -152,6 +166,16 @@ class StepSystem:
         self._lambda_rows = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
         cols = [k * 6 + np.arange(js.n_constraints[k]) for k in self.constrained]
         self._lambda_src = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
+        for grp in self.contacts:
+            k = grp.size
+            grp.rows = self.offsets[grp.nodes][:, None] + np.arange(k)
+            grp.dst_diag = A.diag_ptr[grp.nodes][:, None] + np.arange(k * k)
+            grp.dst_bc = np.array([A.edge_ptr[A.edge_index(int(b), int(c))]
+                                   for b, c in zip(grp.body, grp.nodes, strict=True)]
+                                  )[:, None] + np.arange(6 * k)
+            grp.dst_cb = np.array([A.edge_ptr[A.edge_index(int(c), int(b))]
+                                   for b, c in zip(grp.body, grp.nodes, strict=True)]
+                                  )[:, None] + np.arange(6 * k)
 
     def unpack(self, s: np.ndarray):
         """``(v, w, λ_padded)`` views of a solution vector ``s``; λ padded to (n_joints, 6)."""
@@ -190,6 +214,8 @@ class StepSystem:
                 G[e, :, :, :3] = js.select @ dx
                 G[e, :, :, 3:] = js.select @ quat.rotational_jacobian(dq, qe)
         self.G = G
+        for grp in self.contacts:
+            grp.P = grp.velocity_map(q1)
         nb = m.n_bodies
         wrench = np.zeros((nb, 6))
         self.damping = None
@@ -279,6 +305,16 @@ class StepSystem:
         c = np.einsum("nij,nj->ni", js.select,
                       jt.constraint_terms(js, *m.endpoint_states(x2, q2), jacobians=False))
         out[self._lambda_rows] = c.ravel()[self._lambda_src]
+        if self.contacts and not self.projection:
+            zdot = np.hstack([v1, w1])
+            for grp in self.contacts:
+                rows, wrench = grp.residual(s[grp.rows], zdot[grp.body],
+                                            grp.distance(x2, q2), grp.P, self.barrier)
+                out[grp.rows] = rows
+                np.add.at(out[:6 * m.n_bodies].reshape(-1, 6), grp.body, -wrench)
+        elif self.contacts:                 # projection: contact variables stay put
+            for grp in self.contacts:
+                out[grp.rows] = 0.0
         return out
 
     # ------------------------------------------------------------------ Jacobian
@@ -313,6 +349,19 @@ class StepSystem:
             blocks[2 + e, :, :, :3] = dt * (js.select @ dx)
             blocks[2 + e, :, :, 3:] = js.select @ dq @ dq2
         A.data[self._dst] = blocks.ravel()[self._src]
+        if self.contacts:
+            dq2 = self._dq2_dw(self.q1, w1)
+            for grp in self.contacts:
+                if self.projection:
+                    A.data[grp.dst_diag] = np.eye(grp.size).ravel()
+                    A.data[grp.dst_bc] = 0.0
+                    A.data[grp.dst_cb] = 0.0
+                    continue
+                A.data[grp.dst_diag] = grp.diagonal_blocks(s[grp.rows]).reshape(len(grp), -1)
+                A.data[grp.dst_bc] = grp.body_columns(grp.P).reshape(len(grp), -1)
+                dphi = grp.distance_jacobian(q2, dq2)
+                A.data[grp.dst_cb] = grp.contact_rows_by_body(grp.P, dphi, dt).reshape(
+                    len(grp), -1)
         return A
 
     def _dq2_dw(self, q1, w1):
@@ -329,9 +378,11 @@ class StepSystem:
             if self.fused:      # filled by the fused kernel: no separate kernel compile
                 self._factorization = allocate(self.analysis, "ldu", "compiled")
             else:
-                self._factorization = gs.factorize(self.jacobian(s), method="ldu",
-                                                   analysis=self.analysis,
-                                                   backend=self.backend)
+                # Interior-point matrices pair tiny and large complementarity entries near
+                # convergence (structured ill-conditioning): only exact zeros are singular.
+                self._factorization = gs.factorize(
+                    self.jacobian(s), method="ldu", analysis=self.analysis,
+                    backend=self.backend, pivot_rtol=0.0 if self.contacts else PIVOT_RTOL)
         return self._factorization
 
     @property
@@ -388,4 +439,10 @@ class StepSystem:
             self._ensure_factorization(s)
         else:
             self._factorization.refactor(A)
-        return -self._factorization.solve(f)
+        ds = -self._factorization.solve(f)
+        if self.contacts:
+            # one step of iterative refinement: interior-point matrices near convergence are
+            # ill-conditioned by construction and the refined step reaches a lower residual
+            S = A.to_scipy()
+            ds -= self._factorization.solve(S @ ds + f)
+        return ds

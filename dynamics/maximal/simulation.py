@@ -31,7 +31,10 @@ class Trajectory:
     kinetic one from the mean velocity of the two intervals around ``t_k`` (second order);
     ``constraint_violation`` (T,) the maximum absolute joint-constraint residual;
     ``iterations`` (T,) Newton iterations of the step that produced the row (0 at ``t = 0``);
-    ``residual_history``: per step, the residual norms of its Newton iterations.
+    ``residual_history``: per step, the residual norms of its Newton iterations;
+    ``contact_distance`` (T, n_contacts): the signed distance φ of every contact (columns
+    ``contact_names``); ``complementarity`` (T,): the largest complementarity product
+    (``γ s_φ``, ``β η``, ``ψ s_ψ``) at the step's solution (0 at ``t = 0``).
     """
 
     t: np.ndarray
@@ -48,6 +51,9 @@ class Trajectory:
     constraint_violation: np.ndarray
     iterations: np.ndarray
     residual_history: tuple[np.ndarray, ...]
+    contact_names: tuple[str, ...] = ()
+    contact_distance: np.ndarray | None = None
+    complementarity: np.ndarray | None = None
 
 
 class Simulation:
@@ -100,6 +106,13 @@ class Simulation:
             raise SpecError(f"the initial joint coordinates violate the joint constraints by "
                             f"{viol:.3g} (loop joints must close at t = 0)")
         self._lam = np.zeros((len(self.model.joints), 6))
+        for grp in self.system.contacts:
+            phi = grp.distance(x, q)
+            if np.any(phi < -1e-9):
+                k = int(np.argmin(phi))
+                raise SpecError(f"contact {grp.names[k]!r} is inside the ground at t = 0 "
+                                f"(φ = {phi[k]:.3g} m); start it on or above z = 0")
+        self.contact_variables = [np.zeros((len(g), g.size)) for g in self.system.contacts]
         self.set_state(x, q, v, w)
 
     # ------------------------------------------------------------------ state
@@ -132,8 +145,60 @@ class Simulation:
                               "reduce the step size")
 
     # ------------------------------------------------------------------ stepping
+    def _interior_point(self, s):
+        """Primal-dual interior-point iteration for contacts (2023 App. D; Nocedal & Wright
+        Alg. 19.1): Newton steps on the barrier-perturbed system ``f_μ(s) = 0`` (complementarity
+        products ``= μ``), fraction-to-the-boundary ``τ = 0.995`` on every contact variable,
+        halving line search on ``‖f_μ‖``, and the barrier update ``μ ← max(tol/100,
+        min(0.2 μ, μ^1.5))`` once ``‖f_μ‖ ≤ 10 μ``. Stops when ``μ <= tol/100`` and
+        ``‖f_μ‖ <= 0.99 tol``, so every residual and complementarity product is below ``tol``."""
+        sys = self.system
+        pos = np.concatenate([g.rows.ravel() for g in sys.contacts])
+        mu = _BARRIER0
+        mu_min = 0.01 * self.tol
+        sys.barrier = mu
+        f = sys.residual(s)
+        norm = _norm(f)
+        history = [norm]
+        iters = 0
+        while True:
+            if mu <= mu_min and norm <= 0.99 * self.tol:
+                break
+            if norm <= 10.0 * mu and mu > mu_min:
+                mu = max(mu_min, min(0.2 * mu, mu**1.5))
+                sys.barrier = mu
+                f = sys.residual(s)
+                norm = _norm(f)
+                continue
+            if iters >= self.max_iter:
+                raise NewtonError(f"interior-point method did not converge in {self.max_iter} "
+                                  f"iterations at t = {self.t:.6g} s (residual {norm:.3g}, "
+                                  f"barrier {mu:.3g}, tol {self.tol:g})")
+            ds = sys.solve_linear(s, f)
+            u, du = s[pos], ds[pos]
+            shrink = du < 0
+            alpha = min(1.0, float(np.min(-0.995 * u[shrink] / du[shrink]))) \
+                if np.any(shrink) else 1.0
+            for _ in range(40):
+                trial = s + alpha * ds
+                ft = sys.residual(trial)
+                nt = _norm(ft)
+                if nt < norm:
+                    break
+                alpha *= 0.5
+            else:
+                raise NewtonError(f"interior-point line search failed at t = {self.t:.6g} s "
+                                  f"(residual {norm:.3g}, barrier {mu:.3g})")
+            s, f, norm = trial, ft, nt
+            iters += 1
+            history.append(norm)
+        self.last_residuals = np.array(history)
+        return s, iters
+
     def _newton(self, s):
         sys = self.system
+        if sys.contacts and not sys.projection:
+            return self._interior_point(s)
         if sys.fused:
             code, it, pos, history = sys.newton(s, self.tol, self.max_iter)
             self.last_residuals = history
@@ -205,7 +270,11 @@ class Simulation:
         x1 = self.x + self.dt * self.v
         q1 = quaternion_update(self.q, self.w, self.dt)
         self.system.begin(x1, q1, self.v, self.w, joint_forces)
-        s, iters = self._newton(self.system.pack(self.v, self.w, self._lam))
+        s0 = self.system.pack(self.v, self.w, self._lam)
+        for grp in self.system.contacts:
+            s0[grp.rows] = grp.initial_variables(grp.distance(x1, q1))
+        s, iters = self._newton(s0)
+        self.contact_variables = [s[grp.rows].copy() for grp in self.system.contacts]
         v1, w1, lam = self.system.unpack(s)
         self.x, self.q, self.v, self.w, self._lam = x1, q1, v1.copy(), w1.copy(), lam
         self.t += self.dt
@@ -226,6 +295,17 @@ class Simulation:
                 raise ValueError(f"joint {name!r} takes {j.dof} inputs, got {val.shape}")
             out[k, :j.dof] = val
         return out
+
+    def complementarity(self) -> float:
+        """Largest complementarity product of the last step's contact variables."""
+        worst = 0.0
+        for grp, u in zip(self.system.contacts, self.contact_variables, strict=True):
+            g, sp, beta, eta, psi, spsi = grp.split(u)
+            prods = [np.abs(g * sp)]
+            if grp.m:
+                prods += [np.abs(beta * eta).ravel(), np.abs(psi * spsi)]
+            worst = max(worst, float(np.max(np.concatenate(prods))) if len(u) else 0.0)
+        return worst
 
     def minimal_coordinates(self) -> dict[str, np.ndarray]:
         """Current joint coordinates by joint name."""
@@ -254,6 +334,7 @@ class Simulation:
         xs, qs = np.empty((T, m.n_bodies, 3)), np.empty((T, m.n_bodies, 4))
         vs, ws = np.empty_like(xs), np.empty_like(xs)
         its = np.zeros(T, dtype=np.int64)
+        comp = np.zeros(T)
         hist = []
         t0 = self.t
         xs[0], qs[0], vs[0], ws[0] = self.x, self.q, self.v, self.w
@@ -263,6 +344,7 @@ class Simulation:
             its[k] = self.step(forces)
             hist.append(self.last_residuals)
             xs[k], qs[k], vs[k], ws[k] = self.x, self.q, self.v, self.w
+            comp[k] = self.complementarity()
         # Derived quantities, vectorized over time. The integrator's velocities are those of
         # the interval [t_k, t_k+1] (eq. 11, 17); at a time point the kinetic energy uses their
         # average over the two adjacent intervals, the second-order (Störmer-Verlet) velocity.
@@ -291,7 +373,16 @@ class Simulation:
                           coordinate_names=tuple(names), kinetic_energy=kin,
                           potential_energy=pot, energy=kin + pot,
                           constraint_violation=m.constraint_violation(xs, qs),
-                          iterations=its, residual_history=tuple(hist))
+                          iterations=its, residual_history=tuple(hist),
+                          contact_names=tuple(n for g in self.system.contacts for n in g.names),
+                          contact_distance=np.concatenate(
+                              [g.distance(xs, qs) for g in self.system.contacts]
+                              + [np.zeros((T, 0))], axis=1),
+                          complementarity=comp)
+
+
+#: Initial barrier parameter of the interior-point method.
+_BARRIER0 = 0.1
 
 
 def _norm(f: np.ndarray) -> float:

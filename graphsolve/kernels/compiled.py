@@ -398,11 +398,12 @@ _FACTOR = {(0, 0): _factor_0, (3, 0): _factor_3, (6, 0): _factor_6, (6, 3): _fac
            (6, 5): _factor_6_5}
 
 
-def factor(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[int, dict]:
+def factor(an, D, Dlu, piv, L, U, symmetric: bool, work=None, rtol: float = PIVOT_RTOL
+           ) -> tuple[int, dict]:
     """Compiled :func:`graphsolve.kernels.reference.factor` (same arguments and results)."""
     w1, w2 = work if work is not None else work_buffers(an)
     status, scalings, updates = _FACTOR[specialization(an)](
-        _sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2, PIVOT_RTOL)
+        _sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2, float(rtol))
     pivots = an.n_nodes if status < 0 else int(status) + 1
     return int(status), {"pivots": pivots, "scalings": int(scalings), "updates": int(updates)}
 

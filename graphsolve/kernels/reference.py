@@ -29,19 +29,21 @@ __all__ = ["factor", "solve", "factor_batch", "solve_batch", "load", "max_asymme
 PIVOT_RTOL = 10 * np.finfo(float).eps
 
 
-def pivot_is_singular(P: np.ndarray, lu: np.ndarray) -> bool:
-    """The singularity rule shared by all kernels (see :data:`PIVOT_RTOL`)."""
+def pivot_is_singular(P: np.ndarray, lu: np.ndarray, rtol: float = PIVOT_RTOL) -> bool:
+    """The singularity rule shared by all kernels (see :data:`PIVOT_RTOL`; ``rtol = 0``
+    flags exact zeros and non-finite values only)."""
     if not (np.all(np.isfinite(P)) and np.all(np.isfinite(lu))):
         return True
     scale = np.max(np.abs(P)) if P.size else 0.0
-    return bool(np.min(np.abs(np.diag(lu))) <= PIVOT_RTOL * P.shape[0] * scale)
+    return bool(np.min(np.abs(np.diag(lu))) <= rtol * P.shape[0] * scale)
 
 
 def _blk(buf, ptr, k, rows, cols):
     return buf[ptr[k]:ptr[k + 1]].reshape(rows, cols)
 
 
-def factor(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[int, dict]:
+def factor(an, D, Dlu, piv, L, U, symmetric: bool, work=None, rtol: float = PIVOT_RTOL
+           ) -> tuple[int, dict]:
     """In-place sparse block LDU (or LDLᵀ with ``symmetric``) factorization.
 
     For every node ``i`` in elimination order (Brüdigam et al. 2023, Alg. 3; Alg. 1 on trees):
@@ -102,7 +104,7 @@ def factor(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[int, dict
         else:
             lu, p = np.full_like(Di, np.nan), np.arange(si)
         counts["pivots"] += 1
-        if pivot_is_singular(Di, lu):
+        if pivot_is_singular(Di, lu, rtol):
             return k, counts
         _blk(Dlu, d_ptr, i, si, si)[...] = lu
         piv[x_ptr[i]:x_ptr[i + 1]] = p

@@ -1,0 +1,122 @@
+"""Contact benchmarks: the box drop (2023 Fig. 7d) and the sphere chain (Fig. 8b), the
+maximal-coordinate interior-point integrator beside MuJoCo (default soft contacts, Euler).
+
+Both simulators run in this process; times are the best of ``repeats`` runs of the stepping
+loop after an untimed warm-up.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from dynamics import models
+from dynamics.maximal import Simulation
+
+__all__ = ["maximal_box_drop", "mujoco_box_drop", "run_sphere_chain_benchmark",
+           "mujoco_sphere_chain_xml"]
+
+
+def maximal_box_drop(steps: int = 100, dt: float = 0.01, height: float = 0.4) -> dict:
+    """Penetration (m, positive = below ground) and energy of our box drop."""
+    traj = Simulation(models.box_drop(height=height), dt=dt).run(steps, progress=False)
+    dist = traj.contact_distance.min(axis=1)
+    return {"max_penetration": float(max(0.0, -dist.min())), "min_distance": float(dist.min()),
+            "final_distance": float(dist[-1]), "final_height": float(traj.x[-1, 0, 2]),
+            "energy_gain": float(np.max(np.diff(traj.energy))),
+            "iterations": float(traj.iterations[1:].mean())}
+
+
+def mujoco_box_drop(steps: int = 100, dt: float = 0.01, height: float = 0.4) -> dict:
+    """The same cube in MuJoCo with default solver parameters (solref, solimp) and Euler."""
+    import mujoco
+
+    xml = f"""<mujoco><option timestep="{dt}"/><worldbody>
+      <geom type="plane" size="5 5 0.1"/>
+      <body pos="0 0 {height + 0.25}"><freejoint/>
+        <geom type="box" size="0.25 0.25 0.25" mass="1"/></body>
+    </worldbody></mujoco>"""
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    z = np.empty(steps)
+    for k in range(steps):
+        mujoco.mj_step(model, data)
+        z[k] = data.qpos[2] - 0.25
+    return {"max_penetration": float(max(0.0, -z.min())), "min_distance": float(z.min()),
+            "final_distance": float(z[-1]), "version": mujoco.__version__}
+
+
+def mujoco_sphere_chain_xml(n: int, dt: float = 0.01, radius: float = 0.25,
+                            velocity: float = 1.0, friction: float = 0.5) -> str:
+    """MJCF of ``models.sphere_chain(n)``: nested bodies joined by ball joints."""
+    body = ""
+    for i in reversed(range(n)):
+        inner = body
+        joint = "<freejoint/>" if i == 0 else (
+            f'<joint type="ball" pos="{-radius} 0 0"/>')
+        pos = f"0 0 {radius}" if i == 0 else f"{2 * radius} 0 0"
+        body = (f'<body name="s{i}" pos="{pos}">{joint}'
+                f'<geom type="sphere" size="{radius}" mass="1" friction="{friction} 0.005 0.0001"/>'
+                f"{inner}</body>")
+    return (f'<mujoco><option timestep="{dt}"/><worldbody>'
+            f'<geom type="plane" size="100 100 0.1" friction="{friction} 0.005 0.0001"/>'
+            f"{body}</worldbody></mujoco>")
+
+
+def _mujoco_chain(n, steps, dt, velocity):
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_string(mujoco_sphere_chain_xml(n, dt))
+    data = mujoco.MjData(model)
+    data.qvel[0] = velocity
+    start = time.perf_counter()
+    low = 0.0
+    for _ in range(steps):
+        mujoco.mj_step(model, data)
+        low = min(low, float(np.min(data.xpos[1:, 2])) - 0.25)
+    elapsed = time.perf_counter() - start
+    ok = bool(np.all(np.isfinite(data.qpos)))
+    return elapsed, -low, ok
+
+
+def run_sphere_chain_benchmark(sizes=(1, 2, 5, 10, 20), steps: int = 1000, dt: float = 0.01,
+                               repeats: int = 1, progress: bool = True) -> list[dict]:
+    """Time ``steps`` steps of ``sphere_chain(n)`` here and in MuJoCo; penetration of both."""
+    rows = []
+    for n in tqdm(sizes, disable=not progress, desc="sphere chain"):
+        spec = models.sphere_chain(n)
+        row = {"n": n, "steps": steps, "dt": dt}
+        try:
+            best = np.inf
+            for _ in range(repeats):
+                sim = Simulation(spec, dt=dt)
+                sim.step()                                   # warm-up
+                start = time.perf_counter()
+                traj = sim.run(steps, progress=False)
+                best = min(best, time.perf_counter() - start)
+            row.update(maximal_s=best, maximal_us_per_step=1e6 * best / steps,
+                       maximal_penetration=float(max(0.0, -traj.contact_distance.min())),
+                       maximal_iterations=float(traj.iterations[1:].mean()),
+                       maximal_status="ok")
+        except Exception as exc:                             # recorded, not fatal
+            row.update(maximal_status=f"failed: {type(exc).__name__}: {exc}"[:200])
+        try:
+            _mujoco_chain(n, 5, dt, 1.0)                     # warm-up
+            elapsed, pen, ok = _mujoco_chain(n, steps, dt, 1.0)
+            row.update(mujoco_s=elapsed, mujoco_us_per_step=1e6 * elapsed / steps,
+                       mujoco_penetration=pen, mujoco_status="ok" if ok else "diverged")
+        except ImportError as exc:
+            row.update(mujoco_status=f"skipped: {exc}")
+        rows.append(row)
+    return rows
+
+
+def linear_slope(rows: list[dict]) -> float:
+    """Slope of log(time per step) against log(n) for n >= 5 (1 for linear complexity)."""
+    pts = [(r["n"], r["maximal_s"]) for r in rows if r.get("maximal_status") == "ok"
+           and r["n"] >= 5]
+    if len(pts) < 2:
+        return float("nan")
+    n, t = np.array(pts).T
+    return float(np.polyfit(np.log(n), np.log(t), 1)[0])

@@ -1,0 +1,48 @@
+"""Minimal-coordinate dynamics of kinematic trees (Lee, Liu, Park & Srinivasa 2016).
+
+A :class:`Model` is built from a :class:`~dynamics.spec.MechanismSpec` or a URDF; as in
+Pinocchio, ``data = model.create_data()`` holds the work arrays and the algorithms are free
+functions ``f(model, data, q, ...)``.
+
+>>> import numpy as np
+>>> from dynamics import models
+>>> from dynamics.minimal import Model, aba, crba, initial_state, rnea
+>>> model = Model(models.pendulum(3))
+>>> data = model.create_data()
+>>> q, v = initial_state(model)
+>>> ddq = aba(model, data, q, v, np.zeros(model.nv))
+>>> bool(np.allclose(crba(model, data, q) @ ddq + rnea(model, data, q, v, 0 * v), 0.0))
+True
+"""
+from . import spatial
+from .algorithms import (
+    aba,
+    body_poses,
+    crba,
+    forward_kinematics,
+    kinetic_energy,
+    nonlinear_effects,
+    potential_energy,
+    rnea,
+)
+from .configuration import (
+    difference,
+    from_spec_coordinates,
+    initial_state,
+    integrate,
+    neutral,
+    normalize,
+    random_configuration,
+    to_spec_coordinates,
+)
+from .joints import FloatingJoint, JointModel, PrismaticJoint, RevoluteJoint, SphericalJoint
+from .model import SUPPORTED_JOINTS, Data, Model, TreeModelError
+
+__all__ = [
+    "Model", "Data", "TreeModelError", "SUPPORTED_JOINTS", "JointModel", "RevoluteJoint",
+    "PrismaticJoint", "SphericalJoint", "FloatingJoint", "spatial",
+    "forward_kinematics", "body_poses", "rnea", "aba", "crba", "nonlinear_effects",
+    "kinetic_energy", "potential_energy",
+    "neutral", "integrate", "difference", "normalize", "random_configuration",
+    "from_spec_coordinates", "to_spec_coordinates", "initial_state",
+]

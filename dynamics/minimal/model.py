@@ -1,0 +1,266 @@
+"""The kinematic tree of a mechanism in minimal coordinates: :class:`Model` and :class:`Data`.
+
+Following Pinocchio's model/data split, a :class:`Model` is built once from a
+:class:`~dynamics.spec.MechanismSpec` (or a URDF) and never changes; ``model.create_data()``
+returns a :class:`Data` with every work array the algorithms of
+:mod:`dynamics.minimal.algorithms` fill in place.
+
+Tree
+----
+Every moving joint (revolute, prismatic, spherical, floating) adds one *link*; links are
+numbered like the joints, parents first. A fixed joint adds no link: its child body is welded
+to the parent's link (as Pinocchio appends a fixed child's inertia to its parent joint), and
+bodies welded to the world take no part in the dynamics. Link ``i``'s frame is the link frame of
+joint ``i`` (the child body's frame at the joint origin, :mod:`dynamics.spec`); its spatial
+inertia ``model.inertias[i]`` sums its bodies, each at its centre of mass ``-child_point``
+(moved through the fixed joints).
+
+Joint order is the spec's spanning-tree order (:attr:`~dynamics.spec.MechanismSpec.tree_joints`),
+the order :func:`comparisons.pinocchio_peer.pinocchio_model` gives Pinocchio. For
+:meth:`Model.from_urdf` that is the depth-first order of the URDF tree with the children of a
+link sorted by joint name, exactly ``pinocchio.buildModelFromXML``'s order.
+
+Joint springs and dampers stay in ``model.spec``: ``rnea``, ``aba`` and ``crba`` compute the
+rigid-body dynamics alone, and the integrators add the joint forces. Ground contacts of the spec
+are not modelled here either.
+
+References
+----------
+J. Carpentier et al., "The Pinocchio C++ library", SII 2019 (model/data split, joint order).
+J. Lee, C. K. Liu, F. C. Park, S. S. Srinivasa (2016), §3.1 (tree notation ``λ(i)``, eq. 18).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import quaternion as quat
+from ..spec import WORLD, MechanismSpec, SpecError
+from . import spatial as sp
+from .joints import (
+    ROTATIONS,
+    FloatingJoint,
+    JointModel,
+    PrismaticJoint,
+    RevoluteJoint,
+    SphericalJoint,
+)
+
+__all__ = ["Model", "Data", "TreeModelError", "SUPPORTED_JOINTS"]
+
+_JOINT_CLASSES = {"revolute": RevoluteJoint, "prismatic": PrismaticJoint,
+                  "spherical": SphericalJoint, "floating": FloatingJoint}
+#: Spec joint types the tree model accepts.
+SUPPORTED_JOINTS = (*_JOINT_CLASSES, "fixed")
+
+
+class TreeModelError(SpecError):
+    """A valid spec that the minimal-coordinate tree cannot represent; names the joint(s)."""
+
+
+def _readonly(a) -> np.ndarray:
+    a = np.array(a, dtype=float)
+    a.setflags(write=False)
+    return a
+
+
+class Model:
+    """Kinematic tree of a mechanism in minimal coordinates.
+
+    Parameters
+    ----------
+    spec : MechanismSpec
+        A tree: every joint is a revolute, prismatic, spherical, floating or fixed joint whose
+        parent is on the world side.
+    rotation : {"quaternion", "rotation_vector"}
+        Rotation coordinates of spherical and floating joints (see :mod:`.joints`): unit
+        quaternions ``(w, x, y, z)`` (nq 4 / 7, Pinocchio's choice, scalar first) or rotation
+        vectors (exponential coordinates, nq 3 / 6).
+
+    Attributes
+    ----------
+    spec : MechanismSpec
+    name : str
+    joints : tuple of JointModel
+        The moving joints; ``joints[i]`` moves link ``i``.
+    joint_names : list of str
+    njoints, nq, nv : int
+        Number of moving joints (links), configuration size and velocity size.
+    parents : tuple of int
+        Parent link of each link, ``-1`` for the world.
+    children : tuple of tuple of int
+    inertias : (njoints, 6, 6) array
+        Spatial inertia of each link about its frame origin, twist order ``(w; v)``.
+    masses : (njoints,) array
+    first_moments : (njoints, 3) array
+        ``Σ m c`` of each link's bodies (link frame): mass times centre of mass.
+    gravity : (3,) array
+        ``spec.gravity``.
+    body_names : list of str
+        All bodies of the spec, in spec order.
+    body_links : tuple of int
+        The link each body is welded to (``-1``: the world).
+    body_placements : (n_bodies, 4, 4) array
+        Each body's centre-of-mass frame in its link's frame.
+
+    Raises
+    ------
+    TreeModelError
+        Loop-closing joints (naming them), an unsupported joint type (naming joint and type)
+        or a joint reached from its child.
+    ValueError
+        An unknown ``rotation``.
+
+    Examples
+    --------
+    >>> from dynamics import models
+    >>> model = Model(models.pendulum(3, "spherical"))
+    >>> model.joint_names, model.nq, model.nv
+    (['joint1', 'joint2', 'joint3'], 12, 9)
+    >>> Model(models.pendulum(3, "spherical"), rotation="rotation_vector").nq
+    9
+    """
+
+    def __init__(self, spec: MechanismSpec, *, rotation: str = "quaternion"):
+        if rotation not in ROTATIONS:
+            raise ValueError(f"rotation must be one of {ROTATIONS}, got {rotation!r}")
+        if spec.loop_joints:
+            raise TreeModelError(
+                f"mechanism {spec.name!r} has kinematic loops closed by joints "
+                f"{[j.name for j in spec.loop_joints]}; the minimal-coordinate model needs a "
+                "tree (simulate loops with dynamics.maximal)")
+        self.spec, self.name, self.rotation = spec, spec.name, rotation
+        # body name -> (link index or -1, the body's link frame in that link's frame)
+        owner: dict[str, tuple[int, np.ndarray]] = {}
+        child_point = {j.child: j.child_point for j in spec.tree_joints}
+        joints: list[JointModel] = []
+        nq = nv = 0
+        for j in spec.tree_joints:
+            if j.type not in SUPPORTED_JOINTS:
+                raise TreeModelError(
+                    f"joint {j.name!r} has type {j.type!r}; the minimal-coordinate model "
+                    f"supports {list(SUPPORTED_JOINTS)}")
+            if j.parent != WORLD and j.parent not in owner:
+                raise TreeModelError(
+                    f"joint {j.name!r} is reached from its child {j.child!r}; every joint's "
+                    "parent must be on the world side of the tree")
+            if j.parent == WORLD:
+                link, placement = -1, sp.pose(quat.rotation_matrix(j.orientation_offset),
+                                              j.parent_point)
+            else:
+                link, T_link_parent = owner[j.parent]
+                placement = T_link_parent @ sp.pose(
+                    quat.rotation_matrix(j.orientation_offset),
+                    j.parent_point - child_point[j.parent])
+            if j.type == "fixed":
+                owner[j.child] = (link, placement)
+                continue
+            cls = _JOINT_CLASSES[j.type]
+            extra = {"rotation": rotation} if j.type in ("spherical", "floating") else {}
+            jm = cls(j, len(joints), link, placement, nq, nv, **extra)
+            joints.append(jm)
+            nq, nv = nq + jm.nq, nv + jm.nv
+            owner[j.child] = (jm.index, np.eye(4))
+        self.joints = tuple(joints)
+        self.joint_names = [jm.name for jm in joints]
+        self.njoints, self.nq, self.nv = len(joints), nq, nv
+        self.parents = tuple(jm.parent for jm in joints)
+        self.children = tuple(tuple(k for k, p in enumerate(self.parents) if p == i)
+                              for i in range(self.njoints))
+        self.gravity = _readonly(spec.gravity)
+
+        n = self.njoints
+        inertias, masses, moments = np.zeros((n, 6, 6)), np.zeros(n), np.zeros((n, 3))
+        self.body_names = [b.name for b in spec.bodies]
+        links, placements = [], []
+        for body in spec.bodies:
+            link, T = owner[body.name]
+            com = sp.pose(T[:3, :3], T[:3, 3] - T[:3, :3] @ child_point[body.name])
+            links.append(link)
+            placements.append(com)
+            if link < 0:
+                continue
+            R = com[:3, :3]
+            inertias[link] += sp.spatial_inertia(body.mass, com[:3, 3], R @ body.inertia @ R.T)
+            masses[link] += body.mass
+            moments[link] += body.mass * com[:3, 3]
+        self.inertias, self.masses = _readonly(inertias), _readonly(masses)
+        self.first_moments = _readonly(moments)
+        self.body_links = tuple(links)
+        self.body_placements = _readonly(placements)
+
+    @classmethod
+    def from_urdf(cls, path_or_text, *, floating_base: bool = False,
+                  rotation: str = "quaternion") -> Model:
+        """Build a model from a URDF file path or text through :func:`dynamics.urdf.load_urdf`.
+
+        Parameters
+        ----------
+        path_or_text : str or os.PathLike
+        floating_base : bool
+            Join the root link to the world with a floating joint ``"root_joint"`` (as
+            ``pinocchio.buildModelFromXML(xml, pinocchio.JointModelFreeFlyer())``).
+        rotation : {"quaternion", "rotation_vector"}
+
+        Raises
+        ------
+        dynamics.spec.SpecError
+            From ``load_urdf``: malformed URDF, an unknown joint type (naming the joint), loops.
+        TreeModelError
+            URDF joint types the tree model does not support (``planar``).
+        """
+        from ..urdf import load_urdf
+        return cls(load_urdf(path_or_text, floating_base=floating_base), rotation=rotation)
+
+    def create_data(self) -> Data:
+        """A fresh :class:`Data` for this model."""
+        return Data(self)
+
+    def __repr__(self) -> str:
+        return (f"Model({self.name!r}, njoints={self.njoints}, nq={self.nq}, nv={self.nv}, "
+                f"rotation={self.rotation!r})")
+
+
+class Data:
+    """Work arrays of the algorithms for one :class:`Model` (allocated once, filled in place).
+
+    Link quantities are in link-frame coordinates with twist order ``(w; v)``.
+
+    Attributes
+    ----------
+    T_parent_link : (n, 4, 4)
+        Link ``i`` in its parent's link frame (the world for root links): ``T_{λ(i),i}``.
+    X_link_parent : (n, 6, 6)
+        ``Ad(T_{λ(i),i})⁻¹``: maps parent-frame twists to link ``i``'s frame (its transpose
+        maps link ``i``'s wrenches to the parent).
+    T_world_link : (n, 4, 4)
+        World pose of each link (:func:`~dynamics.minimal.algorithms.forward_kinematics`).
+    V, A, F : (n, 6)
+        Link twists, accelerations (gravity included as a base acceleration in ``rnea`` and
+        ``aba``) and the wrenches transmitted by the joints.
+    c, pa : (n, 6)
+        Velocity-product accelerations ``ad(V_i) S_i v_i`` and articulated bias forces.
+    Ia, Ic : (n, 6, 6)
+        Articulated-body and composite-rigid-body inertias.
+    U, D_inv, u : lists of (6, nv_i), (nv_i, nv_i), (nv_i,)
+        Articulated-body projections of each joint.
+    tau, ddq : (nv,)
+        Results of ``rnea`` and ``aba``.
+    M : (nv, nv)
+        Joint-space inertia matrix of ``crba`` (both triangles).
+    """
+
+    def __init__(self, model: Model):
+        n, nv = model.njoints, model.nv
+        self.T_parent_link = np.tile(np.eye(4), (n, 1, 1))
+        self.X_link_parent = np.zeros((n, 6, 6))
+        self.T_world_link = np.tile(np.eye(4), (n, 1, 1))
+        self.V, self.A, self.F = np.zeros((n, 6)), np.zeros((n, 6)), np.zeros((n, 6))
+        self.c, self.pa = np.zeros((n, 6)), np.zeros((n, 6))
+        self.Ia, self.Ic = np.zeros((n, 6, 6)), np.zeros((n, 6, 6))
+        self.U = [np.zeros((6, jm.nv)) for jm in model.joints]
+        self.D_inv = [np.zeros((jm.nv, jm.nv)) for jm in model.joints]
+        self.u = [np.zeros(jm.nv) for jm in model.joints]
+        self.tau, self.ddq = np.zeros(nv), np.zeros(nv)
+        self.M = np.zeros((nv, nv))
+        #: ``(0; -g)``: the world's spatial acceleration that stands in for gravity.
+        self.a_gravity = np.concatenate([np.zeros(3), -model.gravity])

@@ -1,0 +1,135 @@
+"""Ground contacts with friction (Brüdigam et al. 2023 §3.3-3.5, App. D) against physics:
+resting penetration, no bounce, Coulomb sticking and sliding on a slope with the analytic
+acceleration, rolling of a sphere (v = 5/7 v₀), complementarity, Jacobians vs finite
+differences, and bad input."""
+import numpy as np
+import pytest
+
+from dynamics import models
+from dynamics.maximal import MaximalModel, NewtonError, Simulation, StepSystem
+from dynamics.maximal.integrator import quaternion_update
+from dynamics.spec import Contact, SpecError
+
+G = 9.81
+
+
+@pytest.fixture(scope="module")
+def box_drop():
+    return Simulation(models.box_drop(), dt=0.01).run(100, progress=False)
+
+
+def test_box_drop_rests_on_the_ground(box_drop):
+    """2023 Fig. 7d: 0.5 m cube dropped from 0.4 m, Δt = 0.01 s: no penetration, no bounce."""
+    traj = box_drop
+    assert traj.contact_distance.min() > -1e-4          # paper: 43 µm above; MuJoCo: -2.7 cm
+    assert traj.contact_distance.min() > -1e-9
+    z = traj.x[:, 0, 2]
+    land = int(np.argmax(z <= 0.25 + 1e-6))
+    assert 0 < land < 40
+    np.testing.assert_allclose(z[land:], 0.25, atol=1e-8)   # stays down: no bounce
+    e = traj.energy
+    # (the first step's O(Δt²) change is the start-up of the time-point velocity average)
+    assert np.all(np.diff(e[1:]) < 1e-6)                # the impact never adds energy
+    assert e[-1] == pytest.approx(1.0 * G * 0.25, abs=1e-6)
+
+
+def test_complementarity_at_convergence_is_below_tolerance(box_drop):
+    assert box_drop.complementarity.max() <= 1e-10
+    assert box_drop.contact_names == tuple(f"corner{i}" for i in range(8))
+
+
+@pytest.mark.parametrize("friction, slides", [(0.5, False), (0.1, True)])
+def test_box_on_slope_sticks_or_slides_with_coulomb_friction(friction, slides):
+    theta = 0.3                                         # tan θ = 0.309
+    traj = Simulation(models.box_on_slope(theta, friction), dt=0.01).run(80, progress=False)
+    x = traj.x[:, 0, 0]
+    if slides:
+        a = np.polyfit(traj.t[5:], x[5:], 2)[0] * 2
+        expected = G * (np.sin(theta) - friction * np.cos(theta))
+        assert a == pytest.approx(expected, rel=1e-6)
+    else:
+        assert np.abs(x).max() < 1e-8
+    assert traj.contact_distance.min() > -1e-9
+
+
+def test_sphere_starts_rolling_at_five_sevenths():
+    """A solid sphere sliding at v₀ ends up rolling at 5/7 v₀ (angular momentum about the
+    contact point is conserved)."""
+    traj = Simulation(models.sphere_chain(1, velocity=1.0), dt=0.005).run(200, progress=False)
+    v_end = traj.v[-1, 0, 0]
+    assert v_end == pytest.approx(5 / 7, rel=1e-3)
+    w_end = traj.w[-1, 0]
+    assert np.linalg.norm(w_end) * 0.25 == pytest.approx(v_end, rel=1e-3)   # v = ω r
+
+
+def test_sphere_chain_runs_with_joints_and_contacts():
+    traj = Simulation(models.sphere_chain(4), dt=0.01).run(60, progress=False)
+    assert traj.contact_distance.min() > -1e-9
+    assert traj.constraint_violation.max() < 1e-9
+    assert traj.complementarity.max() <= 1e-10
+    assert traj.iterations[1:].max() <= 50
+
+
+def _contact_system(seed=0):
+    spec = models.box_drop(height=0.01)
+    m = MaximalModel(spec)
+    S = StepSystem(m, 0.01)
+    rng = np.random.default_rng(seed)
+    x, q, v, w = m.initial_state()
+    v, w = rng.normal(size=(1, 3)), rng.normal(size=(1, 3))
+    S.begin(x + 0.01 * v, quaternion_update(q, w, 0.01), v, w)
+    S.barrier = 0.3
+    s = S.pack(v, w, np.zeros((1, 6)))
+    for grp in S.contacts:
+        s[grp.rows] = rng.uniform(0.2, 2.0, size=grp.rows.shape)
+    return S, s
+
+
+def test_contact_jacobian_matches_finite_differences():
+    S, s = _contact_system()
+    F = S.jacobian(s).to_dense()
+    eps = 1e-6
+    fd = np.empty_like(F)
+    for i in range(S.N):
+        e = np.zeros(S.N)
+        e[i] = eps
+        fd[:, i] = (S.residual(s + e) - S.residual(s - e)) / (2 * eps)
+    np.testing.assert_allclose(F, fd, atol=1e-6 * max(1.0, np.abs(F).max()))
+
+
+def test_contact_nodes_are_leaves_eliminated_first():
+    S, _ = _contact_system()
+    order = list(S.analysis.elimination_order)
+    for grp in S.contacts:
+        assert all(order.index(c) < order.index(b) for c, b in zip(grp.nodes, grp.body,
+                                                                    strict=True))
+    assert len(S.analysis.fill_blocks) == 0            # a tree: O(n) in bodies and contacts
+
+
+def test_contact_errors():
+    spec = models.box_drop()
+    with pytest.raises(SpecError, match="contact 'c' is on unknown body 'ghost'"):
+        type(spec)(spec.bodies, spec.joints, contacts=(Contact("c", "ghost"),))
+    with pytest.raises(SpecError, match="friction coefficient must be finite and >= 0"):
+        Contact("c", "box", friction=-0.1)
+    with pytest.raises(SpecError, match="n_friction must be an even integer"):
+        Contact("c", "box", friction=0.5, n_friction=3)
+    with pytest.raises(SpecError, match="needs a positive radius"):
+        Contact("c", "box", kind="sphere")
+    buried = models.box_drop(height=-0.01)
+    with pytest.raises(SpecError, match="inside the ground at t = 0"):
+        Simulation(buried, dt=0.01)
+
+
+def test_interior_point_iteration_cap_is_a_clear_error():
+    sim = Simulation(models.box_drop(height=0.0), dt=0.01, max_iter=3)
+    with pytest.raises(NewtonError, match="interior-point method did not converge"):
+        sim.run(2, progress=False)
+
+
+def test_mujoco_box_drop_penetrates_centimetres():
+    """The same scene in MuJoCo with its default (soft) contacts sinks in by about 2.7 cm."""
+    from comparisons.contact_bench import mujoco_box_drop
+    pytest.importorskip("mujoco")
+    res = mujoco_box_drop(steps=100)
+    assert 0.01 < res["max_penetration"] < 0.05
