@@ -136,6 +136,40 @@ def _dynamics(args) -> int:
     return 0
 
 
+def _contacts(args) -> int:
+    from .contact_bench import (linear_slope, maximal_box_drop, mujoco_box_drop,
+                                run_sphere_chain_benchmark)
+
+    ours = maximal_box_drop()
+    print(f"  box drop (0.5 m cube from 0.4 m, dt 0.01 s): maximal min distance "
+          f"{ours['min_distance']:.3g} m, final {ours['final_distance']:.3g} m, "
+          f"{ours['iterations']:.1f} interior-point iterations per step")
+    try:
+        mj = mujoco_box_drop()
+        print(f"  box drop, MuJoCo {mj['version']} defaults: max penetration "
+              f"{mj['max_penetration'] * 100:.2f} cm, final {-mj['final_distance'] * 1e3:.3f} mm")
+    except ImportError as exc:
+        mj = {"status": f"skipped: {exc}"}
+    sizes = tuple(args.sizes or ((1, 5, 10) if args.quick else (1, 2, 5, 10, 20, 50, 100)))
+    steps = args.steps or (100 if args.quick else 1000)
+    rows = run_sphere_chain_benchmark(sizes=sizes, steps=steps)
+    for r in rows:
+        rows_mj = (f"MuJoCo {r['mujoco_us_per_step']:8.1f} us/step, penetration "
+                   f"{r['mujoco_penetration'] * 100:.2f} cm" if "mujoco_s" in r
+                   else r.get("mujoco_status", ""))
+        ours_s = (f"{r['maximal_us_per_step']:9.1f} us/step, penetration "
+                  f"{r['maximal_penetration']:.1e} m" if "maximal_s" in r
+                  else r["maximal_status"])
+        print(f"  sphere chain n={r['n']:<4} maximal {ours_s}; {rows_mj}")
+    print(f"  log-log slope of the maximal time per step (n >= 5): {linear_slope(rows):.2f}")
+    out = Path(args.out or "results/contacts.csv")
+    box = [{"n": 0, "case": "box_drop", **{f"maximal_{k}": v for k, v in ours.items()},
+            **{f"mujoco_{k}": v for k, v in mj.items()}}]
+    write_results(box + rows, out, _meta(), columns=None)
+    print(f"-> {out}")
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m comparisons", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -164,12 +198,19 @@ def main(argv=None) -> int:
     dy.add_argument("--repeats", type=int)
     dy.add_argument("--quick", action="store_true", help="n = 1, 5, 20 and 200 steps")
     dy.add_argument("--out", help="CSV path (default results/pendulum.csv)")
+    ct = sub.add_parser("contacts", help="box drop and sphere chain: interior-point contacts "
+                        "vs MuJoCo (2023 Fig. 7d, 8b)")
+    ct.add_argument("--sizes", nargs="+", type=int, metavar="N")
+    ct.add_argument("--steps", type=int, help="steps per run (default 1000, --quick 100)")
+    ct.add_argument("--quick", action="store_true", help="n = 1, 5, 10 and 100 steps")
+    ct.add_argument("--out", help="CSV path (default results/contacts.csv)")
     pl = sub.add_parser("plot", help="plots and tables from a results CSV")
     pl.add_argument("file")
     pl.add_argument("--out", help="output directory (default: next to the CSV)")
     args = p.parse_args(argv)
     return {"list": _list, "run": _run, "plot": _plot, "batch": _batch,
-            "constraints": _constraints, "dynamics": _dynamics}[args.command](args)
+            "constraints": _constraints, "dynamics": _dynamics,
+            "contacts": _contacts}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import networkx as nx
 import numpy as np
+import scipy.sparse as sp
 
 import graphsolve as gs
 from graphsolve.factor import allocate
@@ -92,8 +93,7 @@ class StepSystem:
         nb = model.n_bodies
         self.contacts = contact_groups(model.spec, {b.name: i for i, b in
                                                     enumerate(model.spec.bodies)})
-        # contacts run the NumPy reference kernels (compiled contact kernels: not yet)
-        self.kernels = "reference" if self.contacts else kernels
+        self.kernels = kernels
         self.barrier = 0.0
         self.constrained = np.flatnonzero(js.n_constraints > 0)
         node = {int(k): nb + c for c, k in enumerate(self.constrained)}
@@ -124,6 +124,7 @@ class StepSystem:
         self.backend = backend
         self._factorization = None
         self._handle = None
+        self._csr = None
         self._gravity_wrench = None
         self.offsets = self.matrix.offsets
         self.N = int(self.offsets[-1])
@@ -248,6 +249,53 @@ class StepSystem:
         np.add.at(wrench, js.parent[has], w12[has, :6])
         np.add.at(wrench, js.child, w12[:, 6:])
 
+    # ------------------------------------------------------------------ contacts
+    def _contact_residual(self, s, v1, w1, x2, q2, out) -> None:
+        """Contact rows and contact forces on the bodies (:mod:`.contacts`), in place."""
+        if not self.contacts:
+            return
+        if self.projection:                 # projection: contact variables stay put
+            for grp in self.contacts:
+                out[grp.rows] = 0.0
+            return
+        nb = self.model.n_bodies
+        zdot = np.hstack([v1, w1])
+        for grp in self.contacts:
+            rows, wrench = grp.residual(s[grp.rows], zdot[grp.body], grp.distance(x2, q2),
+                                        grp.P, self.barrier)
+            out[grp.rows] = rows
+            np.add.at(out[:6 * nb].reshape(-1, 6), grp.body, -wrench)
+
+    def _contact_jacobian(self, s, w1, q2, A) -> None:
+        """Contact blocks of ``F`` (diagonal, body-contact, contact-body), in place."""
+        if not self.contacts:
+            return
+        dq2 = self._dq2_dw(self.q1, w1)
+        for grp in self.contacts:
+            if self.projection:
+                A.data[grp.dst_diag] = np.eye(grp.size).ravel()
+                A.data[grp.dst_bc] = 0.0
+                A.data[grp.dst_cb] = 0.0
+                continue
+            A.data[grp.dst_diag] = grp.diagonal_blocks(s[grp.rows]).reshape(len(grp), -1)
+            A.data[grp.dst_bc] = grp.body_columns(grp.P).reshape(len(grp), -1)
+            dphi = grp.distance_jacobian(q2, dq2)
+            A.data[grp.dst_cb] = grp.contact_rows_by_body(grp.P, dphi, self.dt).reshape(
+                len(grp), -1)
+
+    def matvec(self, x: np.ndarray) -> np.ndarray:
+        """``F x`` with the current Jacobian values (a cached CSR pattern)."""
+        A = self.matrix
+        if self._csr is None:
+            rows, cols = A._entry_coordinates()
+            order = np.lexsort((cols, rows))
+            self._csr_perm = order
+            self._csr = sp.csr_array((A.data[order], (rows[order], cols[order])),
+                                     shape=A.shape)
+            self._csr.sum_duplicates()
+        self._csr.data[:] = A.data[self._csr_perm]
+        return self._csr @ x
+
     # ------------------------------------------------------------------ residual
     def next_configuration(self, v1, w1):
         return self.x1 + self.dt * v1, quaternion_update(self.q1, w1, self.dt)
@@ -259,10 +307,14 @@ class StepSystem:
         m, js = self.model, self.model.joints
         has = self.damping is not None
         damping = self.damping if has else np.zeros((0, 12, 12))
-        return residual_kernel(s, self.x1, self.q1, self.v0, self.w0, m.mass, m.inertia,
-                               self.dt, self.projection, self.external, damping, has, self.G,
-                               js.parent, js.child, js.p_a, js.p_b, js.q_off, js.select,
-                               js.n_constraints, self._jrow)
+        out = residual_kernel(s, self.x1, self.q1, self.v0, self.w0, m.mass, m.inertia,
+                              self.dt, self.projection, self.external, damping, has, self.G,
+                              js.parent, js.child, js.p_a, js.p_b, js.q_off, js.select,
+                              js.n_constraints, self._jrow)
+        if self.contacts:
+            v1, w1, _ = self.unpack(s)
+            self._contact_residual(s, v1, w1, *self.next_configuration(v1, w1), out)
+        return out
 
     def jacobian(self, s: np.ndarray) -> gs.BlockMatrix:
         """``F = ∂f/∂s`` (eq. 32) written into the analysed BlockMatrix (in place)."""
@@ -273,6 +325,9 @@ class StepSystem:
                         self.projection, self._diag_const, self.G, js.parent, js.child, js.p_a,
                         js.p_b, js.q_off, js.select, js.n_constraints, self._ptr_bj,
                         self._ptr_jb)
+        if self.contacts:
+            v1, w1, _ = self.unpack(s)
+            self._contact_jacobian(s, w1, self.next_configuration(v1, w1)[1], self.matrix)
         return self.matrix
 
     def residual_reference(self, s: np.ndarray) -> np.ndarray:
@@ -305,16 +360,7 @@ class StepSystem:
         c = np.einsum("nij,nj->ni", js.select,
                       jt.constraint_terms(js, *m.endpoint_states(x2, q2), jacobians=False))
         out[self._lambda_rows] = c.ravel()[self._lambda_src]
-        if self.contacts and not self.projection:
-            zdot = np.hstack([v1, w1])
-            for grp in self.contacts:
-                rows, wrench = grp.residual(s[grp.rows], zdot[grp.body],
-                                            grp.distance(x2, q2), grp.P, self.barrier)
-                out[grp.rows] = rows
-                np.add.at(out[:6 * m.n_bodies].reshape(-1, 6), grp.body, -wrench)
-        elif self.contacts:                 # projection: contact variables stay put
-            for grp in self.contacts:
-                out[grp.rows] = 0.0
+        self._contact_residual(s, v1, w1, x2, q2, out)
         return out
 
     # ------------------------------------------------------------------ Jacobian
@@ -349,19 +395,7 @@ class StepSystem:
             blocks[2 + e, :, :, :3] = dt * (js.select @ dx)
             blocks[2 + e, :, :, 3:] = js.select @ dq @ dq2
         A.data[self._dst] = blocks.ravel()[self._src]
-        if self.contacts:
-            dq2 = self._dq2_dw(self.q1, w1)
-            for grp in self.contacts:
-                if self.projection:
-                    A.data[grp.dst_diag] = np.eye(grp.size).ravel()
-                    A.data[grp.dst_bc] = 0.0
-                    A.data[grp.dst_cb] = 0.0
-                    continue
-                A.data[grp.dst_diag] = grp.diagonal_blocks(s[grp.rows]).reshape(len(grp), -1)
-                A.data[grp.dst_bc] = grp.body_columns(grp.P).reshape(len(grp), -1)
-                dphi = grp.distance_jacobian(q2, dq2)
-                A.data[grp.dst_cb] = grp.contact_rows_by_body(grp.P, dphi, dt).reshape(
-                    len(grp), -1)
+        self._contact_jacobian(s, w1, q2, A)
         return A
 
     def _dq2_dw(self, q1, w1):
@@ -388,7 +422,8 @@ class StepSystem:
     @property
     def fused(self) -> bool:
         """Whether :meth:`newton` runs (compiled kernels and graphsolve's compiled backend)."""
-        return self.kernels == "compiled" and self.backend in ("auto", "compiled")
+        return (self.kernels == "compiled" and self.backend in ("auto", "compiled")
+                and not self.contacts)
 
     def newton(self, s: np.ndarray, tol: float, max_iter: int):
         """Fused compiled Newton iteration on ``s`` (in place); see :func:`newton_kernel`.
@@ -443,6 +478,5 @@ class StepSystem:
         if self.contacts:
             # one step of iterative refinement: interior-point matrices near convergence are
             # ill-conditioned by construction and the refined step reaches a lower residual
-            S = A.to_scipy()
-            ds -= self._factorization.solve(S @ ds + f)
+            ds -= self._factorization.solve(self.matvec(ds) + f)
         return ds

@@ -133,3 +133,15 @@ def test_mujoco_box_drop_penetrates_centimetres():
     pytest.importorskip("mujoco")
     res = mujoco_box_drop(steps=100)
     assert 0.01 < res["max_penetration"] < 0.05
+
+
+def test_compiled_and_reference_kernels_agree_with_contacts():
+    S, s = _contact_system(seed=3)
+    m = S.model
+    R = StepSystem(m, 0.01, kernels="reference")
+    R.begin(S.x1, S.q1, S.v0, S.w0)
+    R.barrier = S.barrier
+    np.testing.assert_allclose(S.residual(s), R.residual(s), atol=1e-12)
+    np.testing.assert_allclose(S.jacobian(s).data, R.jacobian(s).data, atol=1e-12)
+    x = np.random.default_rng(0).normal(size=S.N)
+    np.testing.assert_allclose(S.matvec(x), S.matrix.to_dense() @ x, atol=1e-12)
