@@ -137,8 +137,12 @@ def _dynamics(args) -> int:
 
 
 def _contacts(args) -> int:
-    from .contact_bench import (linear_slope, maximal_box_drop, mujoco_box_drop,
-                                run_sphere_chain_benchmark)
+    from .contact_bench import (
+        linear_slope,
+        maximal_box_drop,
+        mujoco_box_drop,
+        run_sphere_chain_benchmark,
+    )
 
     ours = maximal_box_drop()
     print(f"  box drop (0.5 m cube from 0.4 m, dt 0.01 s): maximal min distance "
