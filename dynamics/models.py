@@ -20,7 +20,7 @@ from . import quaternion as quat
 from .spec import WORLD, Body, Contact, Joint, MechanismSpec, Shape
 
 __all__ = ["rod", "pendulum", "double_pendulum", "fourbar", "segment_chain", "double_fourbar",
-           "scaled_pendulum", "box_drop", "sphere_chain", "box_on_slope"]
+           "scaled_pendulum", "box_drop", "sphere_chain", "box_on_slope", "quadruped"]
 
 _X = np.array([1.0, 0.0, 0.0])
 
@@ -218,3 +218,36 @@ def sphere_chain(n: int, *, radius: float = 0.25, mass: float = 1.0, friction: f
     return MechanismSpec(bodies, tuple(joints), initial_positions={"free": [0, 0, radius, 0, 0, 0]},
                          initial_velocities={"free": [velocity, 0, 0, 0, 0, 0]},
                          name=f"sphere_chain{n}", contacts=contacts)
+
+
+def quadruped(*, hip_angle: float = 0.6, friction: float = 0.8, leg: float = 0.25,
+              torso_mass: float = 3.0, thigh_mass: float = 1.0, shank_mass: float = 0.5,
+              clearance: float = 0.001) -> MechanismSpec:
+    """A small quadruped: a 0.6 × 0.3 × 0.1 m torso on a floating joint and four legs, each an
+    actuated hip and knee (pitch, about y) with 0.25 m thigh and shank rods and a point contact
+    with friction at the foot (the legged robot of 2023 §5.4 in miniature).
+
+    It starts standing: hips at ``hip_angle``, knees at ``-2 hip_angle`` (feet under the hips),
+    feet ``clearance`` above the ground. Drive it with :func:`dynamics.maximal.pd_controller`.
+    """
+    torso_shape = Shape("box", (0.6, 0.3, 0.1))
+    bodies = [Body("torso", torso_mass, torso_shape.inertia(torso_mass), torso_shape)]
+    joints = [Joint("free", "floating", WORLD, "torso")]
+    contacts = []
+    init = {}
+    y_axis = np.array([0.0, 1.0, 0.0])
+    for name, sx, sy in (("front_left", 1, 1), ("front_right", 1, -1), ("back_left", -1, 1),
+                         ("back_right", -1, -1)):
+        thigh, shank = f"{name}_thigh", f"{name}_shank"
+        bodies += [rod(thigh, leg, thigh_mass, 0.03), rod(shank, leg, shank_mass, 0.02)]
+        joints += [Joint(f"{name}_hip", "revolute", "torso", thigh,
+                         [0.25 * sx, 0.15 * sy, -0.05], _top(leg), y_axis, actuated=True),
+                   Joint(f"{name}_knee", "revolute", thigh, shank, -_top(leg), _top(leg),
+                         y_axis, actuated=True)]
+        contacts.append(Contact(f"{name}_foot", shank, -_top(leg), friction=friction))
+        init[f"{name}_hip"] = [hip_angle]
+        init[f"{name}_knee"] = [-2.0 * hip_angle]
+    height = 2 * leg * np.cos(hip_angle) + 0.05 + clearance
+    init["free"] = [0.0, 0.0, height, 0.0, 0.0, 0.0]
+    return MechanismSpec(tuple(bodies), tuple(joints), initial_positions=init,
+                         name="quadruped", contacts=tuple(contacts))

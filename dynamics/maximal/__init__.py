@@ -6,8 +6,10 @@
 >>> bool(abs(traj.energy[-1] - traj.energy[0]) < 0.1)
 True
 """
+from .control import pd_controller
 from .integrator import NewtonError, StepSystem
 from .mechanism import MaximalModel
 from .simulation import Simulation, Trajectory
 
-__all__ = ["Simulation", "Trajectory", "MaximalModel", "StepSystem", "NewtonError"]
+__all__ = ["Simulation", "Trajectory", "MaximalModel", "StepSystem", "NewtonError",
+           "pd_controller"]
