@@ -113,6 +113,8 @@ class Simulation:
                 raise SpecError(f"contact {grp.names[k]!r} is inside the ground at t = 0 "
                                 f"(φ = {phi[k]:.3g} m); start it on or above z = 0")
         self.contact_variables = [np.zeros((len(g), g.size)) for g in self.system.contacts]
+        self.warm_start = True
+        self._barrier0 = _BARRIER0
         self.set_state(x, q, v, w)
 
     # ------------------------------------------------------------------ state
@@ -147,14 +149,19 @@ class Simulation:
     # ------------------------------------------------------------------ stepping
     def _interior_point(self, s):
         """Primal-dual interior-point iteration for contacts (2023 App. D; Nocedal & Wright
-        Alg. 19.1): Newton steps on the barrier-perturbed system ``f_μ(s) = 0`` (complementarity
-        products ``= μ``), fraction-to-the-boundary ``τ = 0.995`` on every contact variable,
-        halving line search on ``‖f_μ‖``, and the barrier update ``μ ← max(tol/100,
-        min(0.2 μ, μ^1.5))`` once ``‖f_μ‖ ≤ 10 μ``. Stops when ``μ <= tol/100`` and
-        ``‖f_μ‖ <= 0.99 tol``, so every residual and complementarity product is below ``tol``."""
+        Alg. 19.1).
+
+        Newton steps on the barrier-perturbed system ``f_μ(s) = 0`` (complementarity products
+        ``= μ``), fraction-to-the-boundary ``τ = 0.995`` on every contact variable, halving
+        line search on the Euclidean norm ``‖f_μ‖₂``, and the barrier update
+        ``μ ← max(tol/100, min(0.2 μ, μ^1.5))`` once ``‖f_μ‖∞ ≤ 10 μ``. Warm start: the
+        previous step's contact variables raised to ``>= 1e-3``, with ``μ₀`` their mean
+        complementarity product. Stops when ``μ <= tol/100`` and ``‖f_μ‖∞ <= 0.99 tol``, so
+        every residual and complementarity product is below ``tol``.
+        """
         sys = self.system
         pos = np.concatenate([g.rows.ravel() for g in sys.contacts])
-        mu = _BARRIER0
+        mu = self._barrier0
         mu_min = 0.01 * self.tol
         sys.barrier = mu
         f = sys.residual(s)
@@ -179,17 +186,18 @@ class Simulation:
             shrink = du < 0
             alpha = min(1.0, float(np.min(-0.995 * u[shrink] / du[shrink]))) \
                 if np.any(shrink) else 1.0
+            merit = np.linalg.norm(f)            # Euclidean merit (Alg. 5: norm(f))
             for _ in range(40):
                 trial = s + alpha * ds
                 ft = sys.residual(trial)
-                nt = _norm(ft)
-                if nt < norm:
+                mt = np.linalg.norm(ft)
+                if mt < merit:
                     break
                 alpha *= 0.5
             else:
                 raise NewtonError(f"interior-point line search failed at t = {self.t:.6g} s "
                                   f"(residual {norm:.3g}, barrier {mu:.3g})")
-            s, f, norm = trial, ft, nt
+            s, f, norm = trial, ft, _norm(ft)
             iters += 1
             history.append(norm)
         self.last_residuals = np.array(history)
@@ -271,8 +279,19 @@ class Simulation:
         q1 = quaternion_update(self.q, self.w, self.dt)
         self.system.begin(x1, q1, self.v, self.w, joint_forces)
         s0 = self.system.pack(self.v, self.w, self._lam)
-        for grp in self.system.contacts:
-            s0[grp.rows] = grp.initial_variables(grp.distance(x1, q1))
+        warm = self.warm_start and any(np.any(u) for u in self.contact_variables)
+        for grp, prev in zip(self.system.contacts, self.contact_variables, strict=True):
+            if warm:
+                # the last solution pushed off the boundary (every variable >= 1e-3)
+                s0[grp.rows] = np.maximum(prev, _WARM_FLOOR)
+            else:
+                s0[grp.rows] = grp.initial_variables(grp.distance(x1, q1))
+        self._barrier0 = _BARRIER0
+        if warm:      # start on the central path of the warm point: μ₀ = mean product
+            prods = [p for g in self.system.contacts
+                     for p in _products(g, s0[g.rows])]
+            self._barrier0 = float(min(_BARRIER0, max(np.mean(np.concatenate(prods)),
+                                                      self.tol)))
         s, iters = self._newton(s0)
         self.contact_variables = [s[grp.rows].copy() for grp in self.system.contacts]
         v1, w1, lam = self.system.unpack(s)
@@ -383,6 +402,17 @@ class Simulation:
 
 #: Initial barrier parameter of the interior-point method.
 _BARRIER0 = 0.1
+#: Warm start: the previous step's contact variables raised to at least this value.
+_WARM_FLOOR = 1e-3
+
+
+def _products(grp, u) -> list[np.ndarray]:
+    """Complementarity products of one contact group's variables."""
+    g, sp, beta, eta, psi, spsi = grp.split(u)
+    out = [g * sp]
+    if grp.m:
+        out += [(beta * eta).ravel(), psi * spsi]
+    return out
 
 
 def _norm(f: np.ndarray) -> float:
