@@ -292,7 +292,17 @@ class Simulation:
                      for p in _products(g, s0[g.rows])]
             self._barrier0 = float(min(_BARRIER0, max(np.mean(np.concatenate(prods)),
                                                       self.tol)))
-        s, iters = self._newton(s0)
+        try:
+            s, iters = self._newton(s0.copy())
+        except NewtonError:
+            if not warm:
+                raise
+            # a warm start can sit next to a degenerate complementarity pair and jam the
+            # interior-point method: retry the step once from the cold start
+            for grp in self.system.contacts:
+                s0[grp.rows] = grp.initial_variables(grp.distance(x1, q1))
+            self._barrier0 = _BARRIER0
+            s, iters = self._newton(s0)
         self.contact_variables = [s[grp.rows].copy() for grp in self.system.contacts]
         v1, w1, lam = self.system.unpack(s)
         self.x, self.q, self.v, self.w, self._lam = x1, q1, v1.copy(), w1.copy(), lam
