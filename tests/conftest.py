@@ -84,3 +84,13 @@ def rel_error(x, x_ref) -> float:
     err = np.max(np.abs(x - x_ref), initial=0.0)
     scale = np.max(np.abs(x_ref), initial=0.0)
     return float(err / scale) if scale > 0 else float(err)
+
+
+def finite_difference_jacobian(fun, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central differences ``(f(x + eps e_i) - f(x - eps e_i)) / 2 eps``, column by column."""
+    cols = []
+    for i in range(x.size):
+        e = np.zeros(x.size)
+        e[i] = eps
+        cols.append((fun(x + e) - fun(x - e)) / (2 * eps))
+    return np.column_stack(cols)

@@ -9,6 +9,7 @@ from dynamics import models
 from dynamics.maximal import MaximalModel, NewtonError, Simulation, StepSystem
 from dynamics.maximal.integrator import quaternion_update
 from dynamics.spec import Contact, SpecError
+from tests.conftest import finite_difference_jacobian
 
 G = 9.81
 
@@ -88,12 +89,7 @@ def _contact_system(seed=0):
 def test_contact_jacobian_matches_finite_differences():
     S, s = _contact_system()
     F = S.jacobian(s).to_dense()
-    eps = 1e-6
-    fd = np.empty_like(F)
-    for i in range(S.N):
-        e = np.zeros(S.N)
-        e[i] = eps
-        fd[:, i] = (S.residual(s + e) - S.residual(s - e)) / (2 * eps)
+    fd = finite_difference_jacobian(S.residual, s)
     np.testing.assert_allclose(F, fd, atol=1e-6 * max(1.0, np.abs(F).max()))
 
 

@@ -9,6 +9,7 @@ from dynamics.maximal import joints as jt
 from dynamics.maximal.integrator import quaternion_update
 from dynamics.models import rod
 from dynamics.spec import JOINT_TYPES, WORLD, Joint, MechanismSpec
+from tests.conftest import finite_difference_jacobian
 
 ALL_TYPES = sorted(JOINT_TYPES)
 
@@ -106,12 +107,7 @@ def test_newton_matrix_matches_finite_differences(joint_type, projection):
     spec = two_body(joint_type, spring=3.0)
     S, s = _system(spec, "reference", projection=projection)
     F = S.jacobian_reference(s).to_dense()
-    eps = 1e-6
-    fd = np.empty_like(F)
-    for i in range(S.N):
-        e = np.zeros(S.N)
-        e[i] = eps
-        fd[:, i] = (S.residual_reference(s + e) - S.residual_reference(s - e)) / (2 * eps)
+    fd = finite_difference_jacobian(S.residual_reference, s)
     np.testing.assert_allclose(F, fd, atol=2e-6 * max(1.0, np.abs(F).max()))
 
 
