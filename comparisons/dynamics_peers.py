@@ -77,9 +77,10 @@ from .pinocchio_peer import (
     pinocchio_model,
     pinocchio_state,
     simulate_pinocchio,
+    solve_ivp_pinocchio,
 )
 
 __all__ = ["SUPPORTED_JOINTS", "PIN_INTEGRATORS", "PIN_FORWARD_DYNAMICS", "MUJOCO_INTEGRATORS",
            "UnsupportedMechanismError", "SimulationDivergedError", "pinocchio_model",
-           "pinocchio_state", "simulate_pinocchio", "mujoco_model_xml", "mujoco_state",
-           "simulate_mujoco"]
+           "pinocchio_state", "simulate_pinocchio", "solve_ivp_pinocchio", "mujoco_model_xml",
+           "mujoco_state", "simulate_mujoco"]

@@ -1,5 +1,6 @@
-"""Pinocchio peer of :mod:`comparisons.dynamics_peers`: a ``pinocchio.Model`` from a spec and an
-articulated-body-algorithm simulation loop.
+"""Pinocchio peer of :mod:`comparisons.dynamics_peers`: a ``pinocchio.Model`` from a spec, an
+articulated-body-algorithm simulation loop with explicit integrators, and a tight-tolerance
+``scipy.integrate.solve_ivp`` reference on the same minimal-coordinate ODE.
 
 References
 ----------
@@ -21,6 +22,7 @@ from dynamics.spec import Joint, MechanismSpec
 from .peer_tree import (
     Layout,
     SimulationDivergedError,
+    UnsupportedMechanismError,
     check_finite,
     check_steps,
     require,
@@ -29,10 +31,18 @@ from .peer_tree import (
     xyzw,
 )
 
-__all__ = ["PIN_INTEGRATORS", "PIN_FORWARD_DYNAMICS", "pinocchio_model", "pinocchio_state",
-           "simulate_pinocchio"]
+__all__ = ["PIN_INTEGRATORS", "PIN_FORWARD_DYNAMICS", "RK_TABLEAUS", "pinocchio_model",
+           "pinocchio_state", "simulate_pinocchio", "solve_ivp_pinocchio", "minimal_dynamics",
+           "integrate_steps", "tangent_blocks", "trajectory_outputs"]
 
-PIN_INTEGRATORS = ("semi_implicit_euler", "euler", "rk4")
+PIN_INTEGRATORS = ("semi_implicit_euler", "euler", "heun", "rk4")
+#: Butcher tableaus ``(a, b)`` of the explicit Runge-Kutta methods, run in the tangent space at
+#: the step's start (Munthe-Kaas): ``a[i]`` holds stage ``i``'s coefficients of the earlier
+#: stages, ``b`` the weights. ``"heun"`` is the explicit trapezoidal rule (second order).
+RK_TABLEAUS = {
+    "heun": (((), (1.0,)), (0.5, 0.5)),
+    "rk4": (((), (0.5,), (0.0, 0.5), (0.0, 0.0, 1.0)), (1 / 6, 1 / 3, 1 / 3, 1 / 6)),
+}
 #: ``"aba"``: articulated-body algorithm, O(n); ``"crba"``: joint-space inertia matrix (CRBA)
 #: and nonlinear effects, then a dense Cholesky solve, O(n³) but more accurate for long,
 #: ill-conditioned chains (see :func:`simulate_pinocchio`).
@@ -157,13 +167,14 @@ def pinocchio_state(spec: MechanismSpec, model) -> tuple[np.ndarray, np.ndarray]
     return _layout(spec, model).state(spec)
 
 
-def _rkmk4_step(pin, model, acceleration, q, v, dt, blocks):
-    """One classic RK4 step in the tangent space at ``q`` (Runge-Kutta-Munthe-Kaas).
+def _rkmk_step(pin, model, acceleration, q, v, dt, blocks, tableau):
+    """One explicit Runge-Kutta step in the tangent space at ``q`` (Runge-Kutta-Munthe-Kaas).
 
     With ``q(t) = q ⊕ ξ(t)`` the state ``(ξ, v)`` obeys ``ξ' = J(ξ)⁻¹ v`` (``J``: derivative of
     ``q ⊕ ξ`` in ``ξ``, ``pin.dIntegrate``; the identity for 1-DOF joints, a diagonal block per
-    spherical or free joint) and ``v' = a(q ⊕ ξ, v)``, an ODE on a vector space. ``blocks``
-    holds the velocity indices of those blocks, one ``(k, size)`` array per block size.
+    spherical or free joint) and ``v' = a(q ⊕ ξ, v)``, an ODE on a vector space, integrated with
+    the Butcher ``tableau`` (``a``, ``b``) at its full order. ``blocks`` holds the velocity
+    indices of those blocks, one ``(k, size)`` array per block size.
     """
     def rate(xi, w):
         if not blocks:
@@ -175,13 +186,114 @@ def _rkmk4_step(pin, model, acceleration, q, v, dt, blocks):
             out[idx] = np.linalg.solve(J_blocks, w[idx][..., None])[..., 0]
         return out
 
+    a, b = tableau
     stages = [(v, acceleration(q, v))]
-    for c in (0.5, 0.5, 1.0):
-        xi, w = c * dt * stages[-1][0], v + c * dt * stages[-1][1]
+    for row in a[1:]:
+        xi, w = np.zeros_like(v), v
+        for c, (x_j, a_j) in zip(row, stages, strict=True):
+            if c:
+                xi, w = xi + c * dt * x_j, w + c * dt * a_j
         stages.append((rate(xi, w), acceleration(pin.integrate(model, q, xi), w)))
-    (x1, a1), (x2, a2), (x3, a3), (x4, a4) = stages
-    return (pin.integrate(model, q, dt / 6.0 * (x1 + 2.0 * x2 + 2.0 * x3 + x4)),
-            v + dt / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4))
+    dxi = sum(b_i * x_i for b_i, (x_i, _) in zip(b, stages, strict=True))
+    dv = sum(b_i * a_i for b_i, (_, a_i) in zip(b, stages, strict=True))
+    return pin.integrate(model, q, dt * dxi), v + dt * dv
+
+
+def tangent_blocks(layout: Layout) -> list[np.ndarray]:
+    """Velocity indices of the spherical (3) and free (6) joints, one ``(k, size)`` array per
+    size present (the blocks of ``pin.dIntegrate`` that :func:`_rkmk_step` inverts)."""
+    blocks = [np.array([np.arange(iv, iv + size)
+                        for j, iv in zip(layout.joints, layout.v_start, strict=True)
+                        if j.dof == size]).reshape(-1, size) for size in (3, 6)]
+    return [idx for idx in blocks if idx.size]
+
+
+def integrate_steps(pin, model, integrator: str, acceleration, q, v, dt: float, steps: int,
+                    blocks) -> tuple[np.ndarray, np.ndarray, float]:
+    """Run ``steps`` explicit steps of ``acceleration(q, v)``; returns ``Q`` (T, nq), ``V``
+    (T, nv) and the wall time of the loop alone. See :func:`simulate_pinocchio` for the
+    integrators.
+
+    Raises
+    ------
+    SimulationDivergedError
+        If the state becomes non-finite or a linear solve inside a step fails.
+    """
+    Q, V = np.empty((steps + 1, model.nq)), np.empty((steps + 1, model.nv))
+    Q[0], V[0] = q, v
+    integrate = pin.integrate
+    tableau = RK_TABLEAUS.get(integrator)
+    start = time.perf_counter()
+    with np.errstate(over="ignore", invalid="ignore"):     # non-finite states are checked below
+        try:
+            for i in range(steps):
+                if integrator == "semi_implicit_euler":
+                    v = v + dt * acceleration(q, v)
+                    q = integrate(model, q, dt * v)
+                elif integrator == "euler":
+                    a = acceleration(q, v)
+                    q, v = integrate(model, q, dt * v), v + dt * a
+                else:
+                    q, v = _rkmk_step(pin, model, acceleration, q, v, dt, blocks, tableau)
+                Q[i + 1], V[i + 1] = q, v
+        except np.linalg.LinAlgError as err:    # a singular dexp block or M not SPD
+            raise SimulationDivergedError("pinocchio", i + 1, dt) from err
+    seconds = time.perf_counter() - start
+    check_finite("pinocchio", Q, V, dt)
+    return Q, V, seconds
+
+
+def minimal_dynamics(spec: MechanismSpec, forward_dynamics: str = "aba"):
+    """Pinocchio model, data, layout and the joint-space dynamics of a tree spec.
+
+    Returns ``(pin, model, data, layout, acceleration)`` where ``acceleration(q, v)`` applies
+    the joints' dampers and springs (``tau = -d v - k (q - rest)``) and computes ``q̈`` with
+    ABA or CRBA + Cholesky (see :func:`simulate_pinocchio`).
+    """
+    if forward_dynamics not in PIN_FORWARD_DYNAMICS:
+        raise ValueError(f"unknown forward_dynamics {forward_dynamics!r}; choose from "
+                         f"{PIN_FORWARD_DYNAMICS}")
+    pin = require("pinocchio")
+    model, _ = pinocchio_model(spec)
+    data = model.createData()
+    layout = _layout(spec, model)
+    damping, sq, sv, stiffness, rest = layout.forces()
+    aba = pin.aba
+
+    def acceleration(q, v):
+        tau = -damping * v
+        if sq.size:
+            tau[sv] -= stiffness * (q[sq] - rest)
+        if forward_dynamics == "aba":
+            return aba(model, data, q, v, tau)
+        M = pin.crba(model, data, q)                # upper triangle
+        rhs = tau - pin.nonLinearEffects(model, data, q, v)
+        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(M, check_finite=False), rhs,
+                                      check_finite=False)
+
+    return pin, model, data, layout, acceleration
+
+
+def trajectory_outputs(pin, model, data, layout: Layout, spec: MechanismSpec, t: np.ndarray,
+                       Q: np.ndarray, V: np.ndarray, seconds: float, poses: bool) -> dict:
+    """The output dictionary of :func:`simulate_pinocchio` for a trajectory ``Q``, ``V``."""
+    _, sq, _, stiffness, rest = layout.forces()
+    out = {"t": t, "q": Q, "v": V, "joint_names": [j.name for j in layout.joints],
+           "seconds": seconds, **layout.outputs(Q)}
+    out["kinetic"] = np.array([pin.computeKineticEnergy(model, data, qi, vi)
+                               for qi, vi in zip(Q, V, strict=True)])
+    out["potential"] = np.array([pin.computePotentialEnergy(model, data, qi) for qi in Q]) \
+        + 0.5 * np.sum(stiffness * (Q[:, sq] - rest) ** 2, axis=1)
+    out["energy"] = out["kinetic"] + out["potential"]
+    if poses:
+        frames = [model.getFrameId(b.name, pin.FrameType.BODY) for b in spec.bodies]
+        P, R = np.empty((len(Q), len(frames), 3)), np.empty((len(Q), len(frames), 3, 3))
+        for i, qi in enumerate(Q):
+            pin.framesForwardKinematics(model, data, qi)
+            for b, f in enumerate(frames):
+                P[i, b], R[i, b] = data.oMf[f].translation, data.oMf[f].rotation
+        out.update(body_names=[b.name for b in spec.bodies], body_positions=P, body_rotations=R)
+    return out
 
 
 def simulate_pinocchio(spec: MechanismSpec, dt: float, steps: int,
@@ -190,9 +302,11 @@ def simulate_pinocchio(spec: MechanismSpec, dt: float, steps: int,
     """Simulate a tree mechanism with Pinocchio's articulated-body algorithm (``pin.aba``).
 
     ``"semi_implicit_euler"``: ``v+ = v + dt a(q, v)``, ``q+ = q ⊕ dt v+``; ``"euler"``:
-    ``q+ = q ⊕ dt v``, ``v+ = v + dt a(q, v)``; ``"rk4"``: classic Runge-Kutta in the tangent
-    space at ``q`` (Munthe-Kaas), fourth order also for spherical and floating joints (``⊕`` is
-    ``pin.integrate``). Joint torques ``-d v - k (q - rest)`` from the dampers and springs.
+    ``q+ = q ⊕ dt v``, ``v+ = v + dt a(q, v)``; ``"heun"`` (explicit second-order Runge-Kutta,
+    the trapezoidal rule) and ``"rk4"`` (classic Runge-Kutta): in the tangent space at ``q``
+    (Munthe-Kaas), of full order also for spherical and floating joints (``⊕`` is
+    ``pin.integrate``; tableaus in :data:`RK_TABLEAUS`). Joint torques ``-d v - k (q - rest)``
+    from the dampers and springs.
 
     Parameters
     ----------
@@ -201,7 +315,7 @@ def simulate_pinocchio(spec: MechanismSpec, dt: float, steps: int,
         Time step (s).
     steps : int
         Number of steps; outputs have ``T = steps + 1`` rows (the initial state first).
-    integrator : {"semi_implicit_euler", "euler", "rk4"}
+    integrator : {"semi_implicit_euler", "euler", "heun", "rk4"}
     poses : bool
         Also return the bodies' centre-of-mass frames (computed after the timed loop).
     forward_dynamics : {"aba", "crba"}
@@ -235,61 +349,77 @@ def simulate_pinocchio(spec: MechanismSpec, dt: float, steps: int,
         raise ValueError(f"unknown forward_dynamics {forward_dynamics!r}; choose from "
                          f"{PIN_FORWARD_DYNAMICS}")
     check_steps(dt, steps)
-    pin = require("pinocchio")
-    model, names = pinocchio_model(spec)
-    data = model.createData()
-    layout = _layout(spec, model)
+    pin, model, data, layout, acceleration = minimal_dynamics(spec, forward_dynamics)
     q, v = layout.state(spec)
-    damping, sq, sv, stiffness, rest = layout.forces()
-    blocks = [np.array([np.arange(iv, iv + size)
-                        for j, iv in zip(layout.joints, layout.v_start, strict=True)
-                        if j.dof == size]).reshape(-1, size) for size in (3, 6)]
-    blocks = [idx for idx in blocks if idx.size]
-    aba, integrate = pin.aba, pin.integrate
+    Q, V, seconds = integrate_steps(pin, model, integrator, acceleration, q, v, dt, steps,
+                                    tangent_blocks(layout))
+    return trajectory_outputs(pin, model, data, layout, spec, dt * np.arange(steps + 1), Q, V,
+                              seconds, poses)
 
-    def acceleration(q, v):
-        tau = -damping * v
-        if sq.size:
-            tau[sv] -= stiffness * (q[sq] - rest)
-        if forward_dynamics == "aba":
-            return aba(model, data, q, v, tau)
-        M = pin.crba(model, data, q)                # upper triangle
-        rhs = tau - pin.nonLinearEffects(model, data, q, v)
-        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(M, check_finite=False), rhs)
 
-    Q, V = np.empty((steps + 1, model.nq)), np.empty((steps + 1, model.nv))
-    Q[0], V[0] = q, v
+def solve_ivp_pinocchio(spec: MechanismSpec, t: np.ndarray, rtol: float = 1e-12,
+                        atol: float = 1e-12, method: str = "DOP853", poses: bool = False,
+                        forward_dynamics: str = "aba") -> dict:
+    """Reference solution of a tree mechanism's minimal-coordinate ODE by
+    :func:`scipy.integrate.solve_ivp` (adaptive, tight tolerances), with Pinocchio's dynamics.
+
+    The accuracy oracle for the fixed-step integrators: same model, dampers and springs as
+    :func:`simulate_pinocchio`, state ``(q, v)`` integrated as one vector, so only joints whose
+    configuration is a vector space (revolute, prismatic, fixed) are allowed.
+
+    Parameters
+    ----------
+    spec : MechanismSpec
+    t : (T,) array
+        Increasing output times (s), starting at the initial time 0.
+    rtol, atol, method
+        Passed to :func:`scipy.integrate.solve_ivp`.
+
+    Returns
+    -------
+    dict
+        As :func:`simulate_pinocchio` (``seconds`` is the solver's wall time) plus ``nfev``.
+
+    Raises
+    ------
+    UnsupportedMechanismError
+        For spherical or floating joints, and as :func:`comparisons.peer_tree.tree_links`.
+    RuntimeError
+        If ``solve_ivp`` fails.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dynamics.spec import Body, Joint, MechanismSpec
+    >>> rod = Body("rod", 1.0, np.diag([1 / 12, 1 / 12, 1e-3]))
+    >>> spec = MechanismSpec([rod], [Joint("hinge", "revolute", "world", "rod",
+    ...                                    child_point=[0, 0, 0.5])],
+    ...                      initial_positions={"hinge": [0.1]})
+    >>> ref = solve_ivp_pinocchio(spec, np.linspace(0.0, 1.0, 11))
+    >>> ref["joint_angles"].shape, bool(np.ptp(ref["energy"]) < 1e-10)
+    ((11, 1), True)
+    """
+    import scipy.integrate
+
+    pin, model, data, layout, acceleration = minimal_dynamics(spec, forward_dynamics)
+    if model.nq != model.nv:
+        raise UnsupportedMechanismError(
+            f"mechanism {spec.name!r} has spherical or floating joints; solve_ivp_pinocchio "
+            "integrates (q, v) as one vector and needs a vector-space configuration")
+    t = np.asarray(t, dtype=float)
+    q, v = layout.state(spec)
+    nq = model.nq
+
+    def rhs(_, y):
+        return np.concatenate([y[nq:], acceleration(y[:nq], y[nq:])])
+
     start = time.perf_counter()
-    with np.errstate(over="ignore", invalid="ignore"):     # non-finite states are checked below
-        try:
-            for i in range(steps):
-                if integrator == "semi_implicit_euler":
-                    v = v + dt * acceleration(q, v)
-                    q = integrate(model, q, dt * v)
-                elif integrator == "euler":
-                    a = acceleration(q, v)
-                    q, v = integrate(model, q, dt * v), v + dt * a
-                else:
-                    q, v = _rkmk4_step(pin, model, acceleration, q, v, dt, blocks)
-                Q[i + 1], V[i + 1] = q, v
-        except np.linalg.LinAlgError as err:    # a singular dexp block or M not SPD
-            raise SimulationDivergedError("pinocchio", i + 1, dt) from err
+    sol = scipy.integrate.solve_ivp(rhs, (float(t[0]), float(t[-1])), np.concatenate([q, v]),
+                                    method=method, t_eval=t, rtol=rtol, atol=atol)
     seconds = time.perf_counter() - start
-    check_finite("pinocchio", Q, V, dt)
-
-    out = {"t": dt * np.arange(steps + 1), "q": Q, "v": V, "joint_names": names,
-           "seconds": seconds, **layout.outputs(Q)}
-    out["kinetic"] = np.array([pin.computeKineticEnergy(model, data, qi, vi)
-                               for qi, vi in zip(Q, V, strict=True)])
-    out["potential"] = np.array([pin.computePotentialEnergy(model, data, qi) for qi in Q]) \
-        + 0.5 * np.sum(stiffness * (Q[:, sq] - rest) ** 2, axis=1)
-    out["energy"] = out["kinetic"] + out["potential"]
-    if poses:
-        frames = [model.getFrameId(b.name, pin.FrameType.BODY) for b in spec.bodies]
-        P, R = np.empty((steps + 1, len(frames), 3)), np.empty((steps + 1, len(frames), 3, 3))
-        for i, qi in enumerate(Q):
-            pin.framesForwardKinematics(model, data, qi)
-            for b, f in enumerate(frames):
-                P[i, b], R[i, b] = data.oMf[f].translation, data.oMf[f].rotation
-        out.update(body_names=[b.name for b in spec.bodies], body_positions=P, body_rotations=R)
+    if not sol.success:
+        raise RuntimeError(f"solve_ivp failed on {spec.name!r}: {sol.message}")
+    out = trajectory_outputs(pin, model, data, layout, spec, t, sol.y[:nq].T.copy(),
+                             sol.y[nq:].T.copy(), seconds, poses)
+    out["nfev"] = int(sol.nfev)
     return out

@@ -1,13 +1,28 @@
 """paper_figures: one command regenerates the comparison figures as PNG + CSV.
 
 ``python -m paper_figures [--quick] [--only NAME] [--out DIR]``. Each figure is one module with
-``NAME``, ``TITLE``, ``compute(quick) -> list[dict]`` (rows of the CSV) and
-``plot(rows, png_path)``. Figures use only the public APIs of ``graphsolve`` and the timing
-discipline of ``comparisons.runner``; they hold no library code.
+``NAME``, ``TITLE``, ``SOLVERS`` (the method ids in its rows' ``solver`` column), ``TINY`` (the
+keyword arguments of a seconds-long configuration for the test suite), ``compute(quick, **TINY)
+-> list[dict]`` (rows of the CSV), ``plot(rows, png_path)``, ``summarize(rows) -> list[str]``
+(the numbers printed after the run) and optionally ``check(rows)``, which asserts what the
+figure must show (constraint violation, energy error, ...); without it the test requires a
+small ``residual`` on every successful row, as for the linear-solver figures. Figures use only
+the public APIs of ``graphsolve``, ``dynamics`` and ``comparisons`` and the timing discipline
+of ``comparisons.runner``; they hold no library code.
 """
 
-from . import fig09b_ladder, fig09bcd_graphs
+from . import (
+    fig07abc_accuracy,
+    fig08a_pendulum_timing,
+    fig09a_segment_chain,
+    fig09b_ladder,
+    fig09bcd_graphs,
+    fig11_scaled_pendulum,
+    fig12_double_fourbar,
+)
 
-FIGURES = {m.NAME: m for m in (fig09b_ladder, fig09bcd_graphs)}
+FIGURES = {m.NAME: m for m in (fig07abc_accuracy, fig08a_pendulum_timing, fig09a_segment_chain,
+                                fig09b_ladder, fig09bcd_graphs, fig11_scaled_pendulum,
+                                fig12_double_fourbar)}
 
 __all__ = ["FIGURES"]

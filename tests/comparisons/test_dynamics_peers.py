@@ -360,3 +360,54 @@ def test_divergence_is_reported_with_its_step(pin, mujoco):
         with pytest.raises(peers.SimulationDivergedError, match="diverged at step") as err:
             simulate(spec, 0.01, 400)
         assert 10 < err.value.step <= 400 and err.value.time == pytest.approx(0.01 * err.value.step)
+
+
+# -- Heun (explicit 2nd-order Runge-Kutta) and the solve_ivp reference ----------------------------
+def spring_damper_slider(k: float = 4.0, d: float = 0.3):
+    """A prismatic slider along x (gravity along -z does no work): x'' = -(k x + d x') / m."""
+    spec = chain_spec(1, "prismatic", spring=k, damper=d, positions={"joint0": [0.2]},
+                      velocities={"joint0": [-0.5]})
+    m = spec.bodies[0].mass
+    A = np.array([[0.0, 1.0], [-k / m, -d / m]])
+    return spec, A, np.array([0.2, -0.5])
+
+
+def test_heun_is_the_second_order_taylor_map_on_a_linear_system(pin):
+    # Heun's step on y' = A y is exactly y+ = (I + hA + (hA)²/2) y
+    spec, A, y0 = spring_damper_slider()
+    dt, steps = 0.05, 40
+    sim = peers.simulate_pinocchio(spec, dt, steps, integrator="heun", poses=False)
+    step = np.eye(2) + dt * A + 0.5 * (dt * A) @ (dt * A)
+    expected = np.array([np.linalg.matrix_power(step, i) @ y0 for i in range(steps + 1)])
+    np.testing.assert_allclose(np.column_stack([sim["q"][:, 0], sim["v"][:, 0]]), expected,
+                               rtol=0, atol=1e-13)
+
+
+def test_heun_is_second_order_on_a_spherical_chain(pin):
+    rng = np.random.default_rng(5)
+    spec = chain_spec(2, "spherical",
+                      positions={f"joint{i}": 0.5 * rng.normal(size=3) for i in range(2)},
+                      velocities={f"joint{i}": rng.normal(size=3) for i in range(2)})
+    ref = peers.simulate_pinocchio(spec, 1e-4, 2000, "rk4")["body_positions"][-1]
+    errors = [np.abs(peers.simulate_pinocchio(spec, dt, round(0.2 / dt), "heun")
+                     ["body_positions"][-1] - ref).max() for dt in (4e-3, 2e-3)]
+    assert 3.5 < errors[0] / errors[1] < 4.5      # second order: halving dt quarters the error
+
+
+def test_solve_ivp_reference_matches_the_matrix_exponential(pin):
+    spec, A, y0 = spring_damper_slider()
+    t = np.linspace(0.0, 3.0, 31)
+    ref = peers.solve_ivp_pinocchio(spec, t)
+    expected = np.array([scipy.linalg.expm(A * ti) @ y0 for ti in t])
+    np.testing.assert_allclose(np.column_stack([ref["q"][:, 0], ref["v"][:, 0]]), expected,
+                               rtol=0, atol=1e-10)
+    np.testing.assert_allclose(ref["t"], t)
+    assert ref["nfev"] > 0 and np.all(np.diff(ref["energy"]) < 1e-12)   # the damper dissipates
+
+
+def test_solve_ivp_reference_conserves_pendulum_energy_and_rejects_ball_joints(pin):
+    spec = chain_spec(2, positions={"joint0": [1.2], "joint1": [-0.4]})
+    ref = peers.solve_ivp_pinocchio(spec, np.linspace(0.0, 2.0, 201))
+    assert ref["kinetic"].max() > 5.0 and np.ptp(ref["energy"]) < 1e-9
+    with pytest.raises(peers.UnsupportedMechanismError, match="vector-space"):
+        peers.solve_ivp_pinocchio(chain_spec(1, "spherical"), np.linspace(0.0, 1.0, 3))

@@ -1,0 +1,105 @@
+"""Brüdigam et al. (2023) Fig. 8a (Brüdigam & Manchester 2020 Fig. 5a): time for 1000 steps of
+n-link pendulums with revolute and spherical joints, maximal against minimal coordinates.
+
+Rods of 1 m and 1 kg (:func:`dynamics.models.pendulum`), Δt = 0.01 s, the first joint released
+at 45°. Timed by :func:`comparisons.dynamics_bench.run_pendulum_benchmark`: every simulator in
+this process after an untimed warm-up, the stepping loop alone, best of N runs (the papers take
+the best of 100). The papers compare with RigidBodyDynamics.jl (RKMK4); here the minimal-
+coordinate peers are Pinocchio's ABA with semi-implicit Euler and with RK4 (Python loop around
+the C++ ABA) and MuJoCo's semi-implicit Euler (a C loop).
+"""
+
+from __future__ import annotations
+
+from comparisons.dynamics_bench import PEERS, linear_slope, ratio_summary, run_pendulum_benchmark
+
+from ._dynamics import OURS_COLOR, label
+
+NAME = "fig08a_pendulum_timing"
+TITLE = ("n-link pendulum, Δt = 0.01 s: maximal vs minimal coordinates "
+         "(Brüdigam et al. 2023 Fig. 8a)")
+SOLVERS = ("maximal",) + PEERS
+JOINTS = ("revolute", "spherical")
+#: A tiny configuration for the test suite.
+TINY = {"sizes": (1, 3), "steps": 20, "repeats": 1}
+COLORS = dict(zip(SOLVERS, (OURS_COLOR, "tab:red", "tab:orange", "tab:green"), strict=True))
+
+
+def compute(quick: bool = True, sizes=None, steps: int = 1000, repeats: int | None = None
+            ) -> list[dict]:
+    """Rows of :func:`~comparisons.dynamics_bench.run_pendulum_benchmark`: ``joint, n, solver,
+    steps, dt, status, reason, best_s, median_s, us_per_step[, newton_iterations,
+    final_constraint_violation], repeats``."""
+    sizes = sizes or ((1, 3, 10, 30) if quick else (1, 2, 5, 10, 20, 50, 100))
+    repeats = repeats or (2 if quick else 7)
+    rows = run_pendulum_benchmark(sizes=tuple(sizes), joints=JOINTS, steps=steps,
+                                  repeats=repeats)
+    return [{**r, "repeats": repeats} for r in rows]
+
+
+def summarize(rows: list[dict]) -> list[str]:
+    """Our time over each peer's at every size, and the log-log slope of ours."""
+    out = []
+    for r in ratio_summary(rows):
+        ratios = ", ".join(f"{p} {r[f'vs_{p}']:.1f}x" for p in PEERS if f"vs_{p}" in r)
+        out.append(f"{r['joint']:>9} n = {r['n']:>3}: ours {r['maximal_s'] * 1e3:7.1f} ms; "
+                   f"ours / peer: {ratios}")
+    for joint in JOINTS:
+        out.append(f"{joint}: slope of log t vs log n (n >= 10) ours "
+                   f"{linear_slope(rows, 'maximal', joint):.2f}")
+    bad = [r for r in rows if r["status"] != "ok"]
+    out += [f"{r['solver']} {r['joint']} n = {r['n']}: {r['status']} ({r['reason']})"
+            for r in bad]
+    return out
+
+
+def check(rows: list[dict]) -> None:
+    """Every simulator ran; ours kept the joints closed."""
+    assert all(r["status"] in ("ok", "skipped") for r in rows), [r["reason"] for r in rows]
+    ours = [r for r in rows if r["solver"] == "maximal"]
+    assert ours and all(r["status"] == "ok" for r in ours)
+    assert all(r["final_constraint_violation"] < 1e-8 and r["best_s"] > 0 for r in ours)
+
+
+def plot(rows: list[dict], path) -> None:
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5.4), layout="constrained")
+    steps = rows[0]["steps"] if rows else 1000
+    ok = [r for r in rows if r["status"] == "ok"]
+    for joint, ls in zip(JOINTS, ("-", "--"), strict=True):
+        for solver in SOLVERS:
+            pts = sorted((r["n"], r["best_s"]) for r in ok
+                         if r["solver"] == solver and r["joint"] == joint)
+            if pts:
+                axes[0].loglog(*zip(*pts, strict=True), ls, marker="o", ms=3,
+                               color=COLORS[solver])
+        ratios = [r for r in ratio_summary(rows) if r["joint"] == joint]
+        for peer in PEERS:
+            pts = [(r["n"], r[f"vs_{peer}"]) for r in ratios if f"vs_{peer}" in r]
+            if pts:
+                axes[1].loglog(*zip(*pts, strict=True), ls, marker="o", ms=3,
+                               color=COLORS[peer])
+    axes[0].set_ylabel(f"time for {steps} steps [s]")
+    axes[0].set_title("(a) wall time of the stepping loop", fontsize=10)
+    axes[1].axhline(1.0, color="black", lw=0.8)
+    axes[1].set_ylabel("our time / peer's time (> 1: peer faster)")
+    axes[1].set_title("(b) ratio of our time to each peer's (colour: peer)", fontsize=10)
+    sizes = sorted({r["n"] for r in rows})
+    for ax in axes:
+        ax.set_xlabel("number of links n")
+        ax.set_xticks(sizes)
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.grid(True, which="both", alpha=0.3)
+    handles = [Line2D([], [], color=COLORS[s], marker="o", ms=3, label=label(s))
+               for s in SOLVERS]
+    handles += [Line2D([], [], color="gray", ls=ls, label=f"{joint} joints")
+                for joint, ls in zip(JOINTS, ("-", "--"), strict=True)]
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8)
+    repeats = rows[0].get("repeats", "N") if rows else "N"
+    fig.suptitle(f"{TITLE}; best of {repeats} runs, one process", fontsize=11)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
