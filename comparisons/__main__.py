@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from .plot import fill_table, plot_results, ratio_table, read_results
 from .runner import machine_metadata, run, write_results
 from .solvers import SOLVERS, make_solvers
@@ -167,8 +169,9 @@ def _contacts(args) -> int:
         print(f"  sphere chain n={r['n']:<4} maximal {ours_s}; {rows_mj}")
     print(f"  log-log slope of the maximal time per step (n >= 5): {linear_slope(rows):.2f}")
     out = Path(args.out or "results/contacts.csv")
-    box = [{"n": 0, "case": "box_drop", **{f"maximal_{k}": v for k, v in ours.items()},
-            **{f"mujoco_{k}": v for k, v in mj.items()}}]
+    box = [{"n": 0, "case": "box_drop",
+            **{f"maximal_{k}": v for k, v in ours.items() if np.ndim(v) == 0},
+            **{f"mujoco_{k}": v for k, v in mj.items() if np.ndim(v) == 0}}]
     write_results(box + rows, out, _meta(), columns=None)
     print(f"-> {out}")
     return 0

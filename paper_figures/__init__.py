@@ -13,7 +13,9 @@ of ``comparisons.runner``; they hold no library code.
 
 from . import (
     fig07abc_accuracy,
+    fig07d_box_drop,
     fig08a_pendulum_timing,
+    fig08b_sphere_chain,
     fig09a_segment_chain,
     fig09b_ladder,
     fig09bcd_graphs,
@@ -21,7 +23,8 @@ from . import (
     fig12_double_fourbar,
 )
 
-FIGURES = {m.NAME: m for m in (fig07abc_accuracy, fig08a_pendulum_timing, fig09a_segment_chain,
+FIGURES = {m.NAME: m for m in (fig07abc_accuracy, fig07d_box_drop, fig08a_pendulum_timing,
+                                fig08b_sphere_chain, fig09a_segment_chain,
                                 fig09b_ladder, fig09bcd_graphs, fig11_scaled_pendulum,
                                 fig12_double_fourbar)}
 
