@@ -1,5 +1,11 @@
 """Minimal-coordinate dynamics of kinematic trees (Lee, Liu, Park & Srinivasa 2016).
 
+Modules: :mod:`.spatial` (SE(3) algebra), :mod:`.joints`, :mod:`.model`, :mod:`.configuration`,
+:mod:`.algorithms` (FK, RNEA, ABA, CRBA, energies), :mod:`.forces` (joint springs / dampers),
+:mod:`.integrators` (explicit Euler, semi-implicit Euler, RKMK4, :func:`simulate`),
+:mod:`.variational` (DRNEA, RIQN / Newton / Broyden) and :mod:`.compiled` (numba kernels for
+revolute / prismatic trees).
+
 A :class:`Model` is built from a :class:`~dynamics.spec.MechanismSpec` or a URDF; as in
 Pinocchio, ``data = model.create_data()`` holds the work arrays and the algorithms are free
 functions ``f(model, data, q, ...)``.
@@ -35,8 +41,11 @@ from .configuration import (
     random_configuration,
     to_spec_coordinates,
 )
+from .forces import joint_forces, spring_energy, total_energy
+from .integrators import SimulationResult, simulate
 from .joints import FloatingJoint, JointModel, PrismaticJoint, RevoluteJoint, SphericalJoint
 from .model import SUPPORTED_JOINTS, Data, Model, TreeModelError
+from .variational import ConvergenceError, drnea, impulse_aba, simulate_variational
 
 __all__ = [
     "Model", "Data", "TreeModelError", "SUPPORTED_JOINTS", "JointModel", "RevoluteJoint",
@@ -45,4 +54,6 @@ __all__ = [
     "kinetic_energy", "potential_energy",
     "neutral", "integrate", "difference", "normalize", "random_configuration",
     "from_spec_coordinates", "to_spec_coordinates", "initial_state",
+    "joint_forces", "spring_energy", "total_energy", "simulate", "SimulationResult",
+    "drnea", "impulse_aba", "simulate_variational", "ConvergenceError",
 ]

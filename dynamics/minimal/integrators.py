@@ -1,0 +1,233 @@
+"""Explicit time integrators on the configuration manifold, built on :func:`aba` and
+:func:`integrate`, and :func:`simulate`, the common driver (also of the variational solvers).
+
+State ``(q, v)``: ``q`` on the joints' manifolds (quaternions, SE(3)), ``v`` the joint
+velocities (link-frame angular / linear velocities for spherical and floating joints). Joint
+forces are ``controller(t, q, v)`` (optional) plus the spec's springs and dampers
+(:func:`~dynamics.minimal.forces.joint_forces`).
+
+Methods
+-------
+``"euler"``
+    Explicit Euler: ``q' = q ⊕ Δt v``, ``v' = v + Δt a(q, v)``. First order, gains energy.
+``"semi_implicit_euler"``
+    Symplectic (semi-implicit) Euler: ``v' = v + Δt a(q, v)``, ``q' = q ⊕ Δt v'``. First
+    order; the baseline of Lee et al. (2016) Fig. 2b.
+``"rk4"``
+    Runge-Kutta-Munthe-Kaas of order 4: classical RK4 for ``(δ, v)`` in the tangent space at the
+    step start, ``q(t) = q_k ⊕ δ(t)``, ``δ' = dexp⁻¹_{-δ}(v)`` per joint (identity for revolute
+    and prismatic joints, the SO(3) / SE(3) ``dlog`` for spherical and floating joints), so the
+    method is fourth order on every joint type and quaternions stay unit.
+``"riqn"``, ``"newton"``, ``"broyden"``
+    The variational integrator of Lee et al. (2016) with the given root finder
+    (:func:`dynamics.minimal.variational.simulate_variational`).
+
+References
+----------
+H. Munthe-Kaas, "High order Runge-Kutta methods on manifolds", Appl. Numer. Math. 29 (1999).
+E. Hairer, C. Lubich, G. Wanner, *Geometric Numerical Integration*, 2006, §IV.8.
+J. Lee, C. K. Liu, F. C. Park, S. S. Srinivasa (2016), §4.2 (semi-implicit Euler baseline).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import spatial as sp
+from .algorithms import aba
+from .configuration import as_vector, check_configuration, integrate
+from .forces import joint_forces, total_energy
+from .model import Data, Model
+
+__all__ = ["EXPLICIT_METHODS", "VARIATIONAL_METHODS", "BACKENDS", "SimulationResult", "step",
+           "simulate", "tangent_rate"]
+
+EXPLICIT_METHODS = ("euler", "semi_implicit_euler", "rk4")
+VARIATIONAL_METHODS = ("riqn", "newton", "broyden")
+
+Controller = Callable[[float, np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """Trajectory of :func:`simulate`.
+
+    Attributes
+    ----------
+    t : (steps + 1,) array
+    q : (steps + 1, nq) array
+    v : (steps + 1, nv) array
+        For the variational methods, the velocity of the discrete Legendre transform
+        ``v_k = M(q_k)⁻¹ p_k`` (see :mod:`.variational`).
+    energy : (steps + 1,) array
+        Kinetic + gravitational + spring energy of ``(q_k, v_k)``.
+    step_time : (steps,) array
+        Wall-clock seconds of each step (energy evaluation excluded).
+    method : str
+    iterations : (steps,) int array or None
+        Root-finder iterations per step (variational methods).
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    energy: np.ndarray
+    step_time: np.ndarray
+    method: str
+    iterations: np.ndarray | None = None
+
+
+def tangent_rate(model: Model, delta: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``δ'`` of ``q(t) = q_k ⊕ δ(t)`` moving with joint velocity ``v``: ``dexp⁻¹_{-δ}(v)`` per
+    joint (``v`` itself for revolute and prismatic joints)."""
+    out = np.array(v, dtype=float)
+    for jm in model.joints:
+        s = jm.v_slice
+        if jm.type == "spherical":
+            out[s] = sp.dlog_so3(-delta[s]) @ v[s]
+        elif jm.type == "floating":
+            # v = (linear; angular) -> twist (angular; linear) and back
+            d, w = delta[s], v[s]
+            twist = sp.dlog(-np.concatenate([d[3:], d[:3]])) @ np.concatenate([w[3:], w[:3]])
+            out[s] = np.concatenate([twist[3:], twist[:3]])
+    return out
+
+
+BACKENDS = ("reference", "compiled", "auto")
+
+
+def _forward_dynamics(model: Model, backend: str):
+    """``aba`` of the chosen backend (``"auto"``: compiled for revolute / prismatic trees)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if backend == "reference":
+        return aba
+    from . import compiled
+    if backend == "auto" and not compiled.supports(model):
+        return aba
+    compiled.flat_model(model)              # raises for unsupported joints
+    return compiled.aba
+
+
+def _acceleration(model, data, t, q, v, controller, forward=aba):
+    tau = joint_forces(model, q, v)
+    if controller is not None:
+        tau = tau + as_vector(controller(t, q, v), model.nv, "controller(t, q, v)", "model.nv")
+    return forward(model, data, q, v, tau)
+
+
+def step(model: Model, data: Data, q, v, dt: float, method: str = "rk4", *, t: float = 0.0,
+         controller: Controller | None = None,
+         backend: str = "reference") -> tuple[np.ndarray, np.ndarray]:
+    """One explicit step ``(q_k, v_k) -> (q_{k+1}, v_{k+1})`` of ``method`` in
+    :data:`EXPLICIT_METHODS`; ``backend`` picks the ABA (``"reference"``, ``"compiled"`` for
+    revolute / prismatic trees, or ``"auto"``).
+
+    Raises
+    ------
+    ValueError
+        Unknown method, wrong lengths, non-unit quaternions.
+
+    Examples
+    --------
+    >>> from dynamics import models
+    >>> model = Model(models.pendulum(1))
+    >>> q, v = step(model, model.create_data(), [0.0], [1.0], 0.1, "semi_implicit_euler")
+    >>> bool(np.isclose(q[0], 0.1 * v[0]))
+    True
+    """
+    if method not in EXPLICIT_METHODS:
+        raise ValueError(f"method must be one of {EXPLICIT_METHODS}, got {method!r}")
+    q = check_configuration(model, q)
+    v = as_vector(v, model.nv, "v", "model.nv")
+    fd = _forward_dynamics(model, backend)
+    if method == "euler":
+        a = _acceleration(model, data, t, q, v, controller, fd)
+        return integrate(model, q, dt * v), v + dt * a
+    if method == "semi_implicit_euler":
+        v1 = v + dt * _acceleration(model, data, t, q, v, controller, fd)
+        return integrate(model, q, dt * v1), v1
+    # Runge-Kutta-Munthe-Kaas 4 in the tangent space at q
+    zero = np.zeros(model.nv)
+    kd, kv = [], []
+    for c, prev in ((0.0, None), (0.5, 1), (0.5, 2), (1.0, 3)):
+        delta = zero if prev is None else c * dt * kd[-1]
+        vs = v if prev is None else v + c * dt * kv[-1]
+        qs = q if prev is None else integrate(model, q, delta)
+        kd.append(vs if prev is None else tangent_rate(model, delta, vs))
+        kv.append(_acceleration(model, data, t + c * dt, qs, vs, controller, fd))
+    delta = dt / 6.0 * (kd[0] + 2.0 * kd[1] + 2.0 * kd[2] + kd[3])
+    return integrate(model, q, delta), v + dt / 6.0 * (kv[0] + 2.0 * kv[1] + 2.0 * kv[2] + kv[3])
+
+
+def simulate(model: Model, q0, v0, dt: float, steps: int, method: str = "rk4",
+             controller: Controller | None = None, *, backend: str = "reference",
+             **options) -> SimulationResult:
+    """Integrate ``steps`` steps of ``dt`` from ``(q0, v0)``.
+
+    Parameters
+    ----------
+    model : Model
+    q0 : (nq,) array
+    v0 : (nv,) array
+    dt : float
+    steps : int
+    method : str
+        One of :data:`EXPLICIT_METHODS` or :data:`VARIATIONAL_METHODS`.
+    controller : callable ``(t, q, v) -> tau`` (nv,), optional
+        Joint forces added to the springs and dampers.
+    backend : {"reference", "compiled", "auto"}
+        NumPy or numba kernels (:mod:`.compiled`: revolute / prismatic trees; for the
+        variational methods also no controller); ``"auto"`` uses them when possible.
+    **options
+        For the variational methods: ``initial_guess``, ``tol``, ``max_iter``
+        (:func:`dynamics.minimal.variational.simulate_variational`).
+
+    Returns
+    -------
+    SimulationResult
+
+    Raises
+    ------
+    ValueError
+        Unknown method, ``dt <= 0``, ``steps < 0``, wrong lengths, non-unit quaternions.
+    dynamics.minimal.variational.ConvergenceError
+        A variational step that does not converge.
+
+    Examples
+    --------
+    >>> from dynamics import models
+    >>> model = Model(models.pendulum(2))
+    >>> res = simulate(model, [0.5, 0.0], [0.0, 0.0], 1e-3, 200, "rk4")
+    >>> res.q.shape, bool(np.ptp(res.energy) < 1e-9)
+    ((201, 2), True)
+    """
+    if method in VARIATIONAL_METHODS:
+        from .variational import simulate_variational
+        return simulate_variational(model, q0, v0, dt, steps, solver=method,
+                                    controller=controller, backend=backend, **options)
+    if method not in EXPLICIT_METHODS:
+        raise ValueError(f"method must be one of {EXPLICIT_METHODS + VARIATIONAL_METHODS}, "
+                         f"got {method!r}")
+    if options:
+        raise TypeError(f"unexpected options for {method!r}: {sorted(options)}")
+    if not dt > 0.0 or int(steps) != steps or steps < 0:
+        raise ValueError(f"need dt > 0 and an integer steps >= 0, got dt={dt}, steps={steps}")
+    steps = int(steps)
+    data = model.create_data()
+    q = check_configuration(model, q0, "q0")
+    v = as_vector(v0, model.nv, "v0", "model.nv")
+    Q, Vs = np.empty((steps + 1, model.nq)), np.empty((steps + 1, model.nv))
+    energy, times = np.empty(steps + 1), np.empty(steps)
+    Q[0], Vs[0], energy[0] = q, v, total_energy(model, data, q, v)
+    for k in range(steps):
+        start = time.perf_counter()
+        q, v = step(model, data, q, v, dt, method, t=k * dt, controller=controller,
+                    backend=backend)
+        times[k] = time.perf_counter() - start
+        Q[k + 1], Vs[k + 1] = q, v
+        energy[k + 1] = total_energy(model, data, q, v)
+    return SimulationResult(dt * np.arange(steps + 1), Q, Vs, energy, times, method)
