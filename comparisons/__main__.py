@@ -177,6 +177,29 @@ def _contacts(args) -> int:
     return 0
 
 
+def _minimal(args) -> int:
+    from .minimal_bench import minimal_bench
+
+    res = minimal_bench(quick=args.quick, dofs=tuple(args.dofs) if args.dofs else None,
+                        steps=args.steps)
+    for r in res["rows"]:
+        print(f"  DOF {r['dof']:>4} {r['solver']:<8} {r['seconds']:9.4f} s "
+              f"({r['mean_iterations']:.2f} iterations/step, max |ΔE| {r['energy_error']:.2e} J)")
+    for d, x in sorted(res["speedup_riqn"].items()):
+        paper = res["paper_speedup"].get(d)
+        ref = f" (paper {paper}x)" if paper else ""
+        print(f"  RIQN speed-up over Newton at {d} DOF: {x:.1f}x{ref}; Broyden "
+              f"{res['speedup_broyden'].get(d, float('nan')):.1f}x")
+    aba = res["aba"]
+    if aba.get("ratio") is not None:
+        print(f"  ABA n = {aba['n']}: ours {aba['ours_s'] * 1e6:.1f} us, pin.aba "
+              f"{aba['pinocchio_s'] * 1e6:.1f} us, ratio {aba['ratio']:.2f}x")
+    out = Path(args.out or "results/minimal.csv")
+    write_results(res["rows"], out, {**_meta(), "aba": aba}, columns=None)
+    print(f"-> {out}")
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m comparisons", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -211,13 +234,19 @@ def main(argv=None) -> int:
     ct.add_argument("--steps", type=int, help="steps per run (default 1000, --quick 100)")
     ct.add_argument("--quick", action="store_true", help="n = 1, 5, 10 and 100 steps")
     ct.add_argument("--out", help="CSV path (default results/contacts.csv)")
+    mn = sub.add_parser("minimal", help="variational integrator in minimal coordinates: "
+                        "Newton vs RIQN vs Broyden (Lee et al. 2016 Fig. 3), ABA vs Pinocchio")
+    mn.add_argument("--dofs", nargs="+", type=int, metavar="DOF")
+    mn.add_argument("--steps", type=int)
+    mn.add_argument("--quick", action="store_true")
+    mn.add_argument("--out", help="CSV path (default results/minimal.csv)")
     pl = sub.add_parser("plot", help="plots and tables from a results CSV")
     pl.add_argument("file")
     pl.add_argument("--out", help="output directory (default: next to the CSV)")
     args = p.parse_args(argv)
     return {"list": _list, "run": _run, "plot": _plot, "batch": _batch,
             "constraints": _constraints, "dynamics": _dynamics,
-            "contacts": _contacts}[args.command](args)
+            "contacts": _contacts, "minimal": _minimal}[args.command](args)
 
 
 if __name__ == "__main__":
