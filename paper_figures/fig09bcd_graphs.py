@@ -124,3 +124,33 @@ def plot(rows: list[dict], path) -> None:
     fig.suptitle(TITLE + " (6×6 blocks, 1 BLAS thread)", fontsize=11)
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def claims(rows: list[dict]) -> list[dict]:
+    """REPORT rows for Fig. 9 b-d: "sparse beats dense, often by two orders of magnitude"."""
+    from ._report import B2023, claim
+
+    out = []
+    for mode, dense in (("paper-faithful", "dense-lapack-lu-separate"),
+                        ("corrected", "dense-lapack-lu")):
+        for fam in FAMILIES:
+            ok = [r for r in rows if r["mode"] == mode and r["family"] == fam
+                  and r["status"] == "ok"]
+            if not ok:
+                continue
+            big = max(r["size"] for r in ok)
+            at = {r["solver"]: r["time_s"] for r in ok if r["size"] == big}
+            g = at.get("graphsolve-brudigam-compiled")
+            if not (g and dense in at):
+                continue
+            ratio = at[dense] / g
+            paper = {"ladder": "> 100x", "net": "> 100x (often)",
+                     "crystal": "≈ 1x, dense slightly faster at 216 nodes"}[fam]
+            verdict = ("reproduced" if (ratio >= 100 if fam != "crystal" else ratio < 10)
+                       else "not reproduced")
+            out.append(claim(B2023, f"Fig. 9{'bcd'[FAMILIES.index(fam)]} ({mode}): "
+                             f"graph-ordered sparse LDU vs dense on the {fam} graph",
+                             paper, f"{fam} size {big}: dense / graphsolve = {ratio:.0f}x",
+                             verdict, "" if mode == "paper-faithful" else
+                             "same well-conditioned matrix for every solver"))
+    return out

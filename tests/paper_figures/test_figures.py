@@ -6,6 +6,7 @@ import pytest
 
 from paper_figures import FIGURES
 from paper_figures.__main__ import main
+from paper_figures._report import VERDICTS
 
 
 def check_linear_solver_rows(rows: list[dict]) -> None:
@@ -28,6 +29,9 @@ def test_figure_module_tiny(name, tmp_path):
     mod.plot(rows, png)
     assert png.stat().st_size > 1000
     assert mod.summarize(rows)
+    if hasattr(mod, "claims"):                   # REPORT.md rows
+        for c in mod.claims(rows):
+            assert c["verdict"] in VERDICTS and c["claim"] and c["ours"], c
 
 
 def test_every_figure_module_follows_the_protocol():
@@ -45,3 +49,12 @@ def test_command_line_writes_csv_and_png(tmp_path, monkeypatch):
         rows = list(csv.DictReader(fh))
     assert len(rows) == 2 * len(mod.SOLVERS)
     assert (tmp_path / "fig09b_ladder.png").exists()
+
+
+def test_command_line_writes_the_claims_report(tmp_path, monkeypatch):
+    mod = FIGURES["fig07d_box_drop"]
+    compute = mod.compute
+    monkeypatch.setattr(mod, "compute", lambda quick: compute(quick=quick, **mod.TINY))
+    assert main(["--quick", "--only", "fig07d_box_drop", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "REPORT.md").read_text()
+    assert "43 µm" in text and "| verdict |" in text and "Not covered by this run" in text
