@@ -20,6 +20,8 @@ from ._report import write_report  # noqa: E402
 NOT_COVERED = [
     "Brüdigam & Manchester 2020, Fig. 4 a-d, 5, 6, 8 (mostly the same experiments as the 2023 "
     "figures above; not regenerated separately)",
+    "Lee et al. 2016 SVI comparison and the recursive (analytic) DEL Jacobian (Newton uses "
+    "finite differences)",
     "Si & Guenter, Table 1 (ABA and general-joint timings): general joints not implemented",
 ]
 
