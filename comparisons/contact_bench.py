@@ -14,6 +14,8 @@ from tqdm.auto import tqdm
 from dynamics import models
 from dynamics.maximal import Simulation
 
+from .runner import loglog_slope
+
 __all__ = ["maximal_box_drop", "mujoco_box_drop", "run_sphere_chain_benchmark",
            "mujoco_sphere_chain_xml"]
 
@@ -119,9 +121,5 @@ def run_sphere_chain_benchmark(sizes=(1, 2, 5, 10, 20), steps: int = 1000, dt: f
 
 def linear_slope(rows: list[dict]) -> float:
     """Slope of log(time per step) against log(n) for n >= 5 (1 for linear complexity)."""
-    pts = [(r["n"], r["maximal_s"]) for r in rows if r.get("maximal_status") == "ok"
-           and r["n"] >= 5]
-    if len(pts) < 2:
-        return float("nan")
-    n, t = np.array(pts).T
-    return float(np.polyfit(np.log(n), np.log(t), 1)[0])
+    ok = [r for r in rows if r.get("maximal_status") == "ok"]
+    return loglog_slope([r["n"] for r in ok], [r["maximal_s"] for r in ok], min_size=5)

@@ -18,6 +18,8 @@ from tqdm.auto import tqdm
 from dynamics import models
 from dynamics.maximal import Simulation
 
+from .runner import loglog_slope
+
 __all__ = ["run_pendulum_benchmark", "ratio_summary", "plot_pendulum_benchmark"]
 
 PEERS = ("pinocchio-semi-implicit-euler", "pinocchio-rk4", "mujoco-euler")
@@ -119,14 +121,10 @@ def ratio_summary(rows: list[dict], solver: str = "maximal") -> list[dict]:
 
 
 def linear_slope(rows: list[dict], solver: str, joint: str) -> float:
-    """Slope of log(time) against log(n): 1 for linear complexity."""
-    pts = [(r["n"], r["best_s"]) for r in rows
-           if r["solver"] == solver and r["joint"] == joint and r["status"] == "ok"
-           and r["n"] >= 10]
-    if len(pts) < 2:
-        return float("nan")
-    n, t = np.array(pts).T
-    return float(np.polyfit(np.log(n), np.log(t), 1)[0])
+    """Slope of log(time) against log(n) for n >= 10: 1 for linear complexity."""
+    ok = [r for r in rows if r["solver"] == solver and r["joint"] == joint
+          and r["status"] == "ok"]
+    return loglog_slope([r["n"] for r in ok], [r["best_s"] for r in ok], min_size=10)
 
 
 def plot_pendulum_benchmark(rows: list[dict], path, versions: dict | None = None) -> None:

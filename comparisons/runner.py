@@ -59,6 +59,16 @@ def time_call(fn: Callable[[], object], repeats: int = 5, warmup: int = 1,
     return Timing(float(np.min(samples)), float(np.median(samples)), len(samples))
 
 
+def loglog_slope(sizes, times, min_size: float = 0) -> float:
+    """Slope of log(time) against log(size) over ``size >= min_size`` (1 = linear complexity;
+    NaN with fewer than two points)."""
+    pts = [(n, t) for n, t in zip(sizes, times, strict=True) if n >= min_size]
+    if len(pts) < 2:
+        return float("nan")
+    n, t = np.array(pts, dtype=float).T
+    return float(np.polyfit(np.log(n), np.log(t), 1)[0])
+
+
 # ---------------------------------------------------------------------- GEMM reference rate
 def _gemm_kernel():
     from numba import njit

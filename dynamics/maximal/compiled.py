@@ -28,19 +28,6 @@ def _mm(A, B, C):
 
 
 @njit(cache=True, inline="always")
-def _mtm(A, B, C):
-    """``C = Aᵀ @ B`` for small matrices."""
-    k, n = A.shape
-    m = B.shape[1]
-    for i in range(n):
-        for j in range(m):
-            acc = 0.0
-            for t in range(k):
-                acc += A[t, i] * B[t, j]
-            C[i, j] = acc
-
-
-@njit(cache=True, inline="always")
 def _mv(A, x, y):
     """``y = A @ x``."""
     for i in range(A.shape[0]):

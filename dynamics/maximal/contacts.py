@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import quaternion as quat
 
-__all__ = ["ContactGroup", "contact_groups", "POSITIVE"]
+__all__ = ["ContactGroup", "contact_groups"]
 
 E_Z = np.array([0.0, 0.0, 1.0])
 _S = np.array([1.0, 1.0, 1.0, 2.0, 2.0, 2.0])
@@ -168,10 +168,6 @@ class ContactGroup:
         if self.m:
             u[:, 3 + 2 * self.m] = np.maximum(self.friction, 1.0)
         return u
-
-
-#: Every contact variable is constrained positive (γ, s_φ, β, η, ψ, s_ψ).
-POSITIVE = "all"
 
 
 def contact_groups(spec, body_index) -> list[ContactGroup]:

@@ -142,10 +142,12 @@ class Simulation:
     def _check_rate(self, w):
         bad = ~np.isfinite(omega_scalar(w, self.dt))
         if np.any(bad):
-            i = int(np.flatnonzero(bad)[0])
-            raise NewtonError(f"body {self.spec.bodies[i].name!r}: |ω| = "
-                              f"{np.linalg.norm(w[i]):.4g} rad/s >= 2/Δt = {2 / self.dt:.4g}; "
-                              "reduce the step size")
+            raise self._rate_error(int(np.flatnonzero(bad)[0]), w)
+
+    def _rate_error(self, i: int, w: np.ndarray) -> NewtonError:
+        return NewtonError(f"body {self.spec.bodies[i].name!r}: |ω| = "
+                           f"{np.linalg.norm(w[i]):.4g} rad/s >= 2/Δt = {2 / self.dt:.4g}; "
+                           "reduce the step size")
 
     # ------------------------------------------------------------------ stepping
     def _interior_point(self, s):
@@ -187,18 +189,13 @@ class Simulation:
             shrink = du < 0
             alpha = min(1.0, float(np.min(-0.995 * u[shrink] / du[shrink]))) \
                 if np.any(shrink) else 1.0
-            merit = np.linalg.norm(f)            # Euclidean merit (Alg. 5: norm(f))
-            for _ in range(40):
-                trial = s + alpha * ds
-                ft = sys.residual(trial)
-                mt = np.linalg.norm(ft)
-                if mt < merit:
-                    break
-                alpha *= 0.5
-            else:
+            # Euclidean merit (Alg. 5: norm(f))
+            found = _backtrack(sys.residual, s, ds, alpha, np.linalg.norm(f), np.linalg.norm)
+            if found is None:
                 raise NewtonError(f"interior-point line search failed at t = {self.t:.6g} s "
                                   f"(residual {norm:.3g}, barrier {mu:.3g})")
-            s, f, norm = trial, ft, _norm(ft)
+            s, f = found
+            norm = _norm(f)
             iters += 1
             history.append(norm)
         self.last_residuals = np.array(history)
@@ -220,19 +217,12 @@ class Simulation:
             if len(history) > self.max_iter:
                 raise NewtonError(f"Newton did not converge in {self.max_iter} iterations at "
                                   f"t = {self.t:.6g} s (residual {norm:.3g}, tol {self.tol:g})")
-            ds = sys.solve_linear(s, f)
-            alpha = 1.0
-            for _ in range(40):
-                trial = s + alpha * ds
-                ft = sys.residual(trial)
-                nt = _norm(ft)
-                if nt < norm:
-                    break
-                alpha *= 0.5
-            else:
+            found = _backtrack(sys.residual, s, sys.solve_linear(s, f), 1.0, norm, _norm)
+            if found is None:
                 raise NewtonError(f"line search failed at t = {self.t:.6g} s (residual "
                                   f"{norm:.3g}, tol {self.tol:g}); |ω| may approach 2/Δt")
-            s, f, norm = trial, ft, nt
+            s, f = found
+            norm = _norm(f)
             history.append(norm)
         self.last_residuals = np.array(history)
         return s, len(history) - 1
@@ -250,6 +240,8 @@ class Simulation:
                               f"{norm:.3g}, tol {self.tol:g}); |ω| may approach 2/Δt")
         if code == 3:
             raise NewtonError(f"the Newton matrix became non-finite at t = {self.t:.6g} s")
+        if code == 5:
+            raise self._rate_error(pos, self.w)
         node = int(self.system.analysis.order[pos])
         raise NewtonError(f"singular pivot block at node {node} of the mechanism graph "
                           f"({self._node_name(node)}) at t = {self.t:.6g} s: the joints "
@@ -270,8 +262,6 @@ class Simulation:
             code, it, pos, history = self.system.step_gravity_only(
                 self.x, self.q, self.v, self.w, self._lam, self.tol, self.max_iter)
             self.last_residuals = history
-            if code == 5:
-                self._check_rate(self.w)
             self._raise(code, pos, history)
             self.t += self.dt
             return it
@@ -328,14 +318,9 @@ class Simulation:
 
     def complementarity(self) -> float:
         """Largest complementarity product of the last step's contact variables."""
-        worst = 0.0
-        for grp, u in zip(self.system.contacts, self.contact_variables, strict=True):
-            g, sp, beta, eta, psi, spsi = grp.split(u)
-            prods = [np.abs(g * sp)]
-            if grp.m:
-                prods += [np.abs(beta * eta).ravel(), np.abs(psi * spsi)]
-            worst = max(worst, float(np.max(np.concatenate(prods))) if len(u) else 0.0)
-        return worst
+        prods = [p for grp, u in zip(self.system.contacts, self.contact_variables, strict=True)
+                 for p in _products(grp, u)]
+        return float(np.max(np.abs(np.concatenate(prods)))) if prods else 0.0
 
     def minimal_coordinates(self) -> dict[str, np.ndarray]:
         """Current joint coordinates by joint name."""
@@ -436,6 +421,18 @@ def _products(grp, u) -> list[np.ndarray]:
     if grp.m:
         out += [(beta * eta).ravel(), psi * spsi]
     return out
+
+
+def _backtrack(residual, s, ds, alpha, merit, measure, halvings: int = 40):
+    """Halving line search (2023 App. D, Alg. 5): the first ``s + α ds`` with
+    ``measure(residual) < merit``, as ``(s_new, f_new)``; ``None`` if none is found."""
+    for _ in range(halvings):
+        trial = s + alpha * ds
+        ft = residual(trial)
+        if measure(ft) < merit:            # NaN (|ω| >= 2/Δt) compares False: halve
+            return trial, ft
+        alpha *= 0.5
+    return None
 
 
 def _norm(f: np.ndarray) -> float:

@@ -52,6 +52,15 @@ def check_configuration(model: Model, q, argument: str = "q") -> np.ndarray:
     return q
 
 
+def check_run(model: Model, q0, v0, dt: float, steps) -> tuple[int, np.ndarray, np.ndarray]:
+    """Validated ``(steps, q0, v0)`` of a simulation: ``dt > 0``, integer ``steps >= 0``,
+    ``q0`` a valid configuration and ``v0`` of length ``model.nv``."""
+    if not dt > 0.0 or int(steps) != steps or steps < 0:
+        raise ValueError(f"need dt > 0 and an integer steps >= 0, got dt={dt}, steps={steps}")
+    return (int(steps), check_configuration(model, q0, "q0"),
+            as_vector(v0, model.nv, "v0", "model.nv"))
+
+
 def neutral(model: Model) -> np.ndarray:
     """The configuration with every link frame on its joint frame (``pinocchio.neutral``).
 

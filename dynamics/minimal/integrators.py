@@ -38,7 +38,7 @@ import numpy as np
 
 from . import spatial as sp
 from .algorithms import aba
-from .configuration import as_vector, check_configuration, integrate
+from .configuration import as_vector, check_configuration, check_run, integrate
 from .forces import joint_forces, total_energy
 from .model import Data, Model
 
@@ -214,12 +214,8 @@ def simulate(model: Model, q0, v0, dt: float, steps: int, method: str = "rk4",
                          f"got {method!r}")
     if options:
         raise TypeError(f"unexpected options for {method!r}: {sorted(options)}")
-    if not dt > 0.0 or int(steps) != steps or steps < 0:
-        raise ValueError(f"need dt > 0 and an integer steps >= 0, got dt={dt}, steps={steps}")
-    steps = int(steps)
+    steps, q, v = check_run(model, q0, v0, dt, steps)
     data = model.create_data()
-    q = check_configuration(model, q0, "q0")
-    v = as_vector(v0, model.nv, "v0", "model.nv")
     Q, Vs = np.empty((steps + 1, model.nq)), np.empty((steps + 1, model.nv))
     energy, times = np.empty(steps + 1), np.empty(steps)
     Q[0], Vs[0], energy[0] = q, v, total_energy(model, data, q, v)

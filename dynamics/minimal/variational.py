@@ -67,7 +67,7 @@ import numpy as np
 
 from . import spatial as sp
 from .algorithms import _placements, aba, crba
-from .configuration import as_vector, check_configuration, difference, integrate
+from .configuration import as_vector, check_configuration, check_run, difference, integrate
 from .forces import joint_forces, joint_springs, total_energy
 from .model import Data, Model
 
@@ -425,12 +425,8 @@ def simulate_variational(model: Model, q0, v0, dt: float, steps: int, *, solver:
             return compiled.simulate_variational_compiled(
                 model, q0, v0, dt, steps, solver=solver, initial_guess=initial_guess, tol=tol,
                 max_iter=max_iter)
-    if not dt > 0.0 or int(steps) != steps or steps < 0:
-        raise ValueError(f"need dt > 0 and an integer steps >= 0, got dt={dt}, steps={steps}")
-    steps = int(steps)
+    steps, q, v = check_run(model, q0, v0, dt, steps)
     data = model.create_data()
-    q = check_configuration(model, q0, "q0")
-    v = as_vector(v0, model.nv, "v0", "model.nv")
     M0 = crba(model, data, q)
     p = M0 @ v
     weights = dt / np.diag(M0)

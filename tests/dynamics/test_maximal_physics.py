@@ -226,3 +226,11 @@ def test_redundant_loop_closure_is_a_clear_singular_error():
     spec = MechanismSpec(base.bodies, joints, initial_positions=base.initial_positions)
     with pytest.raises(NewtonError, match="singular pivot block .*joint|redundant"):
         Simulation(spec, dt=0.01).run(3, progress=False)
+
+
+def test_fast_rotation_inside_the_compiled_step_is_a_clear_error():
+    sim = Simulation(models.pendulum(2), dt=0.01)
+    sim.w = sim.w.copy()
+    sim.w[1] = [250.0, 0.0, 0.0]                  # bypass set_state's check
+    with pytest.raises(NewtonError, match="body 'link2': .*2/Δt"):
+        sim.step()
