@@ -824,6 +824,74 @@ def test_fused_refactor_solve_matches_refactor_and_solve():
         F.solve(b)
 
 
+@pytest.mark.parametrize("pair", [False, True])
+def test_fused_refactor_solve_reports_any_non_finite_value(pair):
+    """refactor_solve skips a separate finiteness pass: a NaN or inf anywhere (diagonal,
+    lower or upper block, on a cyclic graph with fill or on the size-specialized (6, 5) path
+    of a mechanism) must still give -2, never a solution or a pivot position."""
+    from graphsolve.kernels.compiled import refactor_solve
+
+    if pair:
+        G = gs.generators.constraint_graph(gs.generators.path(4), body_size=6,
+                                           constraint_size=5)
+        A = gs.random_block_matrix(G, kind="kkt", seed=3)
+    else:
+        A = gs.random_block_matrix(gs.generators.ladder(4), kind="unsymmetric",
+                                   block_size=3, seed=2)
+    an = gs.analyze(A)
+    F = gs.allocate(an, "ldu", "compiled")
+    handle = F.fused_handle(A)
+    b = np.ones(A.shape[0])
+    rng = np.random.default_rng(0)
+    for k in range(0, A.data.size, 7):
+        bad = A.data.copy()
+        bad[k] = np.inf if rng.random() < 0.5 else np.nan
+        assert refactor_solve(handle, bad, b.copy()) == -2, k
+    assert refactor_solve(handle, A.data, b.copy()) == -1
+
+
+@pytest.mark.parametrize("case", ["mixed", "pair5", "pair3"])
+def test_fused_implicit_factor_solves_trees(case):
+    """fused_handle(implicit=True): the factor keeps the lower blocks unscaled and the solve
+    applies D⁻¹ on the fly; same solution as spsolve on random trees (generic and the
+    size-pair kernels), and Python-level use is refused until a refactor."""
+    from graphsolve.kernels.compiled import refactor_solve
+
+    if case == "mixed":
+        G = gs.generators.random_tree(25, seed=7)
+        for v in G:
+            G.nodes[v]["size"] = 1 + v % 6
+        A = gs.random_block_matrix(G, kind="unsymmetric", block_size=1, seed=8)
+    else:
+        G = gs.generators.constraint_graph(gs.generators.random_tree(12, seed=5),
+                                           body_size=6, constraint_size=int(case[-1]))
+        A = gs.random_block_matrix(G, kind="kkt", seed=4)
+    an = gs.analyze(A)
+    F = gs.allocate(an, "ldu", "compiled")
+    handle = F.fused_handle(A, implicit=True)
+    b = np.random.default_rng(1).standard_normal(A.shape[0])
+    for _ in range(2):                              # a second call refactors the same buffers
+        x = b.copy()
+        assert refactor_solve(handle, A.data, x) == -1
+        ref = sp.linalg.spsolve(A.to_scipy().tocsc(), b)
+        assert np.abs(x - ref).max() <= 1e-10 * np.abs(ref).max()
+    F.mark_valid(-1)
+    with pytest.raises(gs.GraphSolveError, match="implicit-L"):
+        F.solve(b)
+    with pytest.raises(gs.GraphSolveError, match="implicit-L"):
+        _ = F.L
+    F.refactor(A)
+    np.testing.assert_allclose(F.solve(b), x, rtol=1e-9, atol=1e-12)
+
+
+def test_fused_implicit_factor_refuses_cycles():
+    A = gs.random_block_matrix(gs.generators.ladder(4), kind="unsymmetric", block_size=2,
+                               seed=1)
+    F = gs.allocate(gs.analyze(A), "ldu", "compiled")
+    with pytest.raises(gs.GraphSolveError, match="acyclic"):
+        F.fused_handle(A, implicit=True)
+
+
 def test_allocate_and_fused_handle_check_arguments():
     an = gs.analyze(gs.generators.path(3), block_sizes=2)
     with pytest.raises(gs.GraphSolveError, match="method"):
