@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 FIGURE_ARGS ?= --quick
 
-.PHONY: figures test lint clean
+.PHONY: figures test lint clean clean-cache
 
 $(STAMP): pyproject.toml scripts/install-system-deps.sh
 	bash scripts/install-system-deps.sh
@@ -32,5 +32,11 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-clean:
+clean: clean-cache
 	rm -rf $(VENV) paper_figures/out .pytest_cache .hypothesis
+
+# numba's on-disk cache is keyed on each kernel's own source file: after editing
+# graphsolve/kernels/compiled.py, kernels in other files that call it (dynamics/maximal) would
+# keep the old code. This forces every kernel to recompile on first use.
+clean-cache:
+	find graphsolve dynamics comparisons -name '*.nbi' -delete -o -name '*.nbc' -delete

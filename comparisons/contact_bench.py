@@ -1,8 +1,12 @@
 """Contact benchmarks: the box drop (2023 Fig. 7d) and the sphere chain (Fig. 8b), the
 maximal-coordinate interior-point integrator beside MuJoCo (default soft contacts, Euler).
 
-Both simulators run in this process; times are the best of ``repeats`` runs of the stepping
-loop after an untimed warm-up.
+Both simulators run in this process; times are wall-clock (``time.perf_counter``) of the whole
+stepping loop (``Simulation.run``: every interior-point iteration, the trajectory bookkeeping
+included; MuJoCo: ``mj_step`` plus reading the heights), the best of ``repeats`` runs after an
+untimed warm-up step. :func:`scaling_summary` gives the log-log slopes (1 = linear time), the
+affine fit ``a + b n`` of the time per interior-point iteration (``a``: fixed Python cost of an
+iteration, ``b``: graph factorization and solves per sphere) and the iterations per step.
 """
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ from dynamics.maximal import Simulation
 from .runner import loglog_slope
 
 __all__ = ["maximal_box_drop", "mujoco_box_drop", "run_sphere_chain_benchmark",
-           "mujoco_sphere_chain_xml"]
+           "mujoco_sphere_chain_xml", "linear_slope", "affine_fit", "scaling_summary"]
 
 
 def maximal_box_drop(steps: int = 100, dt: float = 0.01, height: float = 0.4) -> dict:
@@ -89,7 +93,14 @@ def _mujoco_chain(n, steps, dt, velocity):
 
 def run_sphere_chain_benchmark(sizes=(1, 2, 5, 10, 20), steps: int = 1000, dt: float = 0.01,
                                repeats: int = 1, progress: bool = True) -> list[dict]:
-    """Time ``steps`` steps of ``sphere_chain(n)`` here and in MuJoCo; penetration of both."""
+    """Time ``steps`` steps of ``sphere_chain(n)`` here and in MuJoCo; penetration of both.
+
+    Per size a row with ``maximal_us_per_step``, the interior-point iterations per step
+    (``maximal_iterations`` mean, ``maximal_iterations_max``), ``maximal_us_per_iteration``
+    (time over the total iteration count: the cost of one graph factorization and its
+    solves, whose growth in ``n`` separates the linear algebra from the iteration count),
+    ``mujoco_us_per_step`` and both penetrations; a failure is recorded in the status.
+    """
     rows = []
     for n in tqdm(sizes, disable=not progress, desc="sphere chain"):
         spec = models.sphere_chain(n)
@@ -102,9 +113,13 @@ def run_sphere_chain_benchmark(sizes=(1, 2, 5, 10, 20), steps: int = 1000, dt: f
                 start = time.perf_counter()
                 traj = sim.run(steps, progress=False)
                 best = min(best, time.perf_counter() - start)
+            its = traj.iterations[1:]
             row.update(maximal_s=best, maximal_us_per_step=1e6 * best / steps,
+                       maximal_total_iterations=int(its.sum()),
                        maximal_penetration=float(max(0.0, -traj.contact_distance.min())),
-                       maximal_iterations=float(traj.iterations[1:].mean()),
+                       maximal_iterations=float(its.mean()),
+                       maximal_iterations_max=int(its.max()),
+                       maximal_us_per_iteration=1e6 * best / max(int(its.sum()), 1),
                        maximal_status="ok")
         except Exception as exc:                             # recorded, not fatal
             row.update(maximal_status=f"failed: {type(exc).__name__}: {exc}"[:200])
@@ -119,7 +134,42 @@ def run_sphere_chain_benchmark(sizes=(1, 2, 5, 10, 20), steps: int = 1000, dt: f
     return rows
 
 
-def linear_slope(rows: list[dict]) -> float:
-    """Slope of log(time per step) against log(n) for n >= 5 (1 for linear complexity)."""
+def linear_slope(rows: list[dict], key: str = "maximal_s", min_size: int = 5) -> float:
+    """Slope of log(``key``) against log(n) over ``n >= min_size`` (1 for linear complexity);
+    ``key="maximal_us_per_iteration"`` for the time per interior-point iteration."""
     ok = [r for r in rows if r.get("maximal_status") == "ok"]
-    return loglog_slope([r["n"] for r in ok], [r["maximal_s"] for r in ok], min_size=5)
+    return loglog_slope([r["n"] for r in ok], [r[key] for r in ok], min_size=min_size)
+
+
+def affine_fit(rows: list[dict], key: str = "maximal_us_per_iteration", min_size: int = 5
+               ) -> tuple[float, float]:
+    """Least-squares ``(a, b)`` of ``key ≈ a + b n`` over the successful rows with
+    ``n >= min_size``: ``a`` the fixed cost (Python overhead per interior-point iteration),
+    ``b`` the cost per sphere (NaN, NaN with fewer than two sizes)."""
+    ok = [(r["n"], r[key]) for r in rows if r.get("maximal_status") == "ok"
+          and r["n"] >= min_size]
+    if len(ok) < 2:
+        return float("nan"), float("nan")
+    n, y = np.array(ok, dtype=float).T
+    b, a = np.polyfit(n, y, 1)
+    return float(a), float(b)
+
+
+def scaling_summary(rows: list[dict], min_size: int = 10) -> dict:
+    """Log-log slopes of the time per step (ours, MuJoCo) and per interior-point iteration,
+    the affine fit ``a + b n`` of the time per step and per iteration and the mean iterations
+    per step, over ``n >= min_size`` (slope 1: linear time)."""
+    ok = [r for r in rows if r.get("maximal_status") == "ok" and r["n"] >= min_size]
+    mj = [r for r in rows if "mujoco_s" in r and r["n"] >= min_size]
+    a_it, b_it = affine_fit(rows, "maximal_us_per_iteration", min_size)
+    a_st, b_st = affine_fit(rows, "maximal_us_per_step", min_size)
+    return {
+        "min_size": min_size,
+        "slope_step": linear_slope(rows, "maximal_s", min_size),
+        "slope_iteration": linear_slope(rows, "maximal_us_per_iteration", min_size),
+        "slope_mujoco": loglog_slope([r["n"] for r in mj], [r["mujoco_s"] for r in mj],
+                                     min_size=min_size),
+        "iteration_fixed_us": a_it, "iteration_per_sphere_us": b_it,
+        "step_fixed_us": a_st, "step_per_sphere_us": b_st,
+        "iterations_per_step": {r["n"]: r["maximal_iterations"] for r in ok},
+    }

@@ -17,10 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import quaternion as quat
-from .spec import WORLD, Body, Contact, Joint, MechanismSpec, Shape
+from .spec import WORLD, Body, BodyContact, Contact, Joint, MechanismSpec, Shape
 
 __all__ = ["rod", "pendulum", "double_pendulum", "fourbar", "segment_chain", "double_fourbar",
-           "scaled_pendulum", "box_drop", "sphere_chain", "box_on_slope", "quadruped"]
+           "scaled_pendulum", "box_drop", "sphere_chain", "box_on_slope", "quadruped",
+           "sphere_stack", "sphere_collision"]
 
 _X = np.array([1.0, 0.0, 0.0])
 
@@ -251,3 +252,50 @@ def quadruped(*, hip_angle: float = 0.6, friction: float = 0.8, leg: float = 0.2
     init["free"] = [0.0, 0.0, height, 0.0, 0.0, 0.0]
     return MechanismSpec(tuple(bodies), tuple(joints), initial_positions=init,
                          name="quadruped", contacts=tuple(contacts))
+
+
+def sphere_stack(n: int = 2, *, radius: float = 0.25, mass: float = 1.0, friction: float = 0.5,
+                 n_friction: int = 4, gap: float = 0.0, offset: float = 0.0) -> MechanismSpec:
+    """``n`` free spheres (0.25 m, 1 kg) stacked along z on the ground: the lowest one touches
+    the ground (``Contact``), each next one rests on the one below (``BodyContact``
+    sphere-sphere, Brüdigam et al. 2023 §2, eq. 25-27), ``gap`` m above it and shifted by
+    ``offset`` m along x. At rest the contact under sphere ``k`` carries the weight of the
+    ``n - k`` spheres above it (counting itself)."""
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    shape = Shape("sphere", (radius,))
+    bodies = tuple(Body(f"sphere{i + 1}", mass, shape.inertia(mass), shape) for i in range(n))
+    joints = tuple(Joint(f"free{i + 1}", "floating", WORLD, f"sphere{i + 1}") for i in range(n))
+    pos, z, x = {}, radius, 0.0
+    for i in range(n):
+        pos[f"free{i + 1}"] = [x, 0.0, z, 0.0, 0.0, 0.0]
+        step = np.sqrt(max((2 * radius + gap) ** 2 - offset ** 2, 0.0))
+        z, x = z + step, x + offset
+    contacts = [Contact("ground1", "sphere1", kind="sphere", radius=radius, friction=friction,
+                        n_friction=n_friction)]
+    contacts += [BodyContact(f"stack{i + 1}", f"sphere{i + 2}", f"sphere{i + 1}", radius,
+                             radius, friction=friction, n_friction=n_friction)
+                 for i in range(n - 1)]
+    return MechanismSpec(bodies, joints, initial_positions=pos, name=f"sphere_stack{n}",
+                         contacts=tuple(contacts))
+
+
+def sphere_collision(*, radius: float = 0.25, mass: float = 1.0, velocity: float = 1.0,
+                     gap: float = 0.1, friction: float = 0.0, offset: float = 0.0,
+                     gravity: bool = False) -> MechanismSpec:
+    """Two free spheres on the x axis, ``gap`` m apart: ``sphere1`` moves at ``velocity`` m/s
+    towards ``sphere2`` at rest (``offset``: sideways shift of ``sphere2`` along y, 0 for a
+    head-on impact). Without gravity by default; one ``BodyContact`` sphere-sphere."""
+    shape = Shape("sphere", (radius,))
+    bodies = (Body("sphere1", mass, shape.inertia(mass), shape),
+              Body("sphere2", mass, shape.inertia(mass), shape))
+    joints = (Joint("free1", "floating", WORLD, "sphere1"),
+              Joint("free2", "floating", WORLD, "sphere2"))
+    d = 2 * radius + gap
+    return MechanismSpec(
+        bodies, joints, gravity=[0.0, 0.0, -9.81 if gravity else 0.0],
+        initial_positions={"free1": [0.0, 0.0, 0.0, 0, 0, 0],
+                           "free2": [d, offset, 0.0, 0, 0, 0]},
+        initial_velocities={"free1": [velocity, 0, 0, 0, 0, 0]}, name="sphere_collision",
+        contacts=(BodyContact("impact", "sphere1", "sphere2", radius, radius,
+                              friction=friction),))

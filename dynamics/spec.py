@@ -38,7 +38,7 @@ import numpy as np
 from . import quaternion as quat
 
 __all__ = ["JOINT_TYPES", "JOINT_ALIASES", "WORLD", "Shape", "Body", "Joint", "Contact",
-           "MechanismSpec", "SpecError"]
+           "BodyContact", "MechanismSpec", "SpecError"]
 
 WORLD = "world"
 
@@ -241,15 +241,81 @@ class Contact:
         if self.kind == "sphere" and not (np.isfinite(r) and r > 0.0):
             raise SpecError(f"{w}: a sphere contact needs a positive radius, got {self.radius}")
         object.__setattr__(self, "radius", r)
-        mu = float(self.friction)
-        if not np.isfinite(mu) or mu < 0.0:
-            raise SpecError(f"{w}: friction coefficient must be finite and >= 0, got "
-                            f"{self.friction}")
+        mu, nf = _friction_parameters(w, self.friction, self.n_friction)
         object.__setattr__(self, "friction", mu)
-        nf = int(self.n_friction)
-        if nf != self.n_friction or nf < 2 or nf % 2:
-            raise SpecError(f"{w}: n_friction must be an even integer >= 2 (pairs of opposite "
-                            f"directions), got {self.n_friction}")
+        object.__setattr__(self, "n_friction", nf)
+
+    @property
+    def friction_directions(self) -> int:
+        """Number of friction variables: ``n_friction``, or 0 for a frictionless contact."""
+        return self.n_friction if self.friction > 0.0 else 0
+
+
+def _friction_parameters(w: str, friction, n_friction) -> tuple[float, int]:
+    mu = float(friction)
+    if not np.isfinite(mu) or mu < 0.0:
+        raise SpecError(f"{w}: friction coefficient must be finite and >= 0, got {friction}")
+    nf = int(n_friction)
+    if nf != n_friction or nf < 2 or nf % 2:
+        raise SpecError(f"{w}: n_friction must be an even integer >= 2 (pairs of opposite "
+                        f"directions), got {n_friction}")
+    return mu, nf
+
+
+@dataclass(frozen=True)
+class BodyContact:
+    """A contact between two bodies: a sphere on ``body`` against a sphere or a box on ``other``.
+
+    ``kind="sphere"``: spheres of ``radius`` (about ``body``'s centre of mass) and
+    ``other_radius`` (about ``other``'s), signed distance ``φ = |x_a - x_b| - r_a - r_b >= 0``.
+    ``kind="box"``: the sphere against a box of ``half_extents`` centred at ``other``'s centre
+    of mass and aligned with its frame, ``φ`` = distance from the sphere centre to the box
+    surface (negative inside) minus ``radius``. The normal force acts along the line between
+    the closest points, friction (Coulomb coefficient ``friction``, ``n_friction`` even
+    directions) in the tangent plane there (Brüdigam et al. 2023 §2, eq. 2-4, 25-27).
+
+    Raises
+    ------
+    SpecError
+        ``body == other``, bad kind, non-positive radius or half extent, negative friction or
+        odd ``n_friction``; unknown bodies are reported by :class:`MechanismSpec`.
+    """
+
+    name: str
+    body: str
+    other: str
+    radius: float
+    other_radius: float = 0.0
+    kind: str = "sphere"
+    half_extents: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    friction: float = 0.0
+    n_friction: int = 4
+
+    def __post_init__(self):
+        w = f"body contact {self.name!r}"
+        if self.body == self.other:
+            raise SpecError(f"{w}: body {self.body!r} appears twice; a body contact needs two "
+                            "different bodies")
+        if self.kind not in ("sphere", "box"):
+            raise SpecError(f"{w}: kind must be 'sphere' (sphere-sphere) or 'box' (sphere-box), "
+                            f"got {self.kind!r}")
+        r = float(self.radius)
+        if not (np.isfinite(r) and r > 0.0):
+            raise SpecError(f"{w}: the sphere on {self.body!r} needs a positive radius, got "
+                            f"{self.radius}")
+        object.__setattr__(self, "radius", r)
+        ro = float(self.other_radius)
+        h = _vector(self.half_extents, 3, f"{w} half_extents")
+        if self.kind == "sphere" and not (np.isfinite(ro) and ro > 0.0):
+            raise SpecError(f"{w}: the sphere on {self.other!r} needs a positive other_radius, "
+                            f"got {self.other_radius}")
+        if self.kind == "box" and not np.all(h > 0.0):
+            raise SpecError(f"{w}: the box on {self.other!r} needs positive half_extents, got "
+                            f"{h}")
+        object.__setattr__(self, "other_radius", ro)
+        object.__setattr__(self, "half_extents", h)
+        mu, nf = _friction_parameters(w, self.friction, self.n_friction)
+        object.__setattr__(self, "friction", mu)
         object.__setattr__(self, "n_friction", nf)
 
     @property
@@ -270,8 +336,8 @@ class MechanismSpec:
         Minimal coordinates of the joints of the spanning tree at ``t = 0`` (default zeros).
         Loop-closing joints take whatever their bodies imply.
     name : str
-    contacts : sequence of Contact, optional
-        Ground contacts (inequality constraints, eq. 22-28).
+    contacts : sequence of Contact or BodyContact, optional
+        Ground contacts and body-body contacts (inequality constraints, eq. 22-28).
 
     Raises
     ------
@@ -286,7 +352,7 @@ class MechanismSpec:
     initial_positions: Mapping[str, np.ndarray] = field(default_factory=dict)
     initial_velocities: Mapping[str, np.ndarray] = field(default_factory=dict)
     name: str = "mechanism"
-    contacts: tuple[Contact, ...] = ()
+    contacts: tuple[Contact | BodyContact, ...] = ()
 
     def __post_init__(self):
         bodies, joints = tuple(self.bodies), tuple(self.joints)
@@ -308,8 +374,11 @@ class MechanismSpec:
                 if end != WORLD and end not in known:
                     raise SpecError(f"joint {j.name!r} refers to unknown body {end!r}")
         for c in contacts:
-            if c.body not in known:
-                raise SpecError(f"contact {c.name!r} is on unknown body {c.body!r}")
+            if not isinstance(c, (Contact, BodyContact)):
+                raise SpecError(f"contacts must be Contact or BodyContact, got {c!r}")
+            for b in (c.body, c.other) if isinstance(c, BodyContact) else (c.body,):
+                if b not in known:
+                    raise SpecError(f"contact {c.name!r} is on unknown body {b!r}")
         cnames = [c.name for c in contacts]
         dup = {n for n in cnames if cnames.count(n) > 1}
         if dup:

@@ -11,10 +11,14 @@ from numba import njit
 
 from graphsolve.kernels.compiled import refactor_solve
 
+# Reassociation and contraction let LLVM vectorize the small loops; "nnan"/"ninf" stay off
+# because the |ω| ≥ 2/Δt rule and the residual checks rely on NaN propagating.
+_FAST = {"reassoc", "contract", "nsz", "arcp"}
+
 __all__ = ["residual_kernel", "jacobian_kernel", "constraint_jacobian_kernel", "newton_kernel"]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _mm(A, B, C):
     """``C = A @ B`` for small matrices, without a BLAS call."""
     n, k = A.shape
@@ -27,7 +31,22 @@ def _mm(A, B, C):
             C[i, j] = acc
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _select_mm(S, m, B, C):
+    """``C = S @ B`` for a joint's selection matrix ``S`` (6×6, rows ``m:`` zero): only the
+    first ``m`` rows are formed and zero entries skipped (axis-aligned joints select rows)."""
+    for i in range(C.shape[0]):
+        for j in range(C.shape[1]):
+            C[i, j] = 0.0
+    for i in range(m):
+        for t in range(6):
+            f = S[i, t]
+            if f != 0.0:
+                for j in range(B.shape[1]):
+                    C[i, j] += f * B[t, j]
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _mv(A, x, y):
     """``y = A @ x``."""
     for i in range(A.shape[0]):
@@ -37,7 +56,7 @@ def _mv(A, x, y):
         y[i] = acc
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _mtv(A, x, y):
     """``y = Aᵀ @ x``."""
     for i in range(A.shape[1]):
@@ -47,14 +66,14 @@ def _mtv(A, x, y):
         y[i] = acc
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _cross(a, b, c):
     c[0] = a[1] * b[2] - a[2] * b[1]
     c[1] = a[2] * b[0] - a[0] * b[2]
     c[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _rot(q, Q):
     """Rotation matrix of unit quaternion ``q`` (eq. A.6) into ``Q``."""
     s, a, b, c = q[0], q[1], q[2], q[3]
@@ -69,7 +88,7 @@ def _rot(q, Q):
     Q[2, 2] = s * s - a * a - b * b + c * c
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _Lmat(q, M):
     s = q[0]
     M[0, 0] = s
@@ -90,7 +109,7 @@ def _Lmat(q, M):
     M[3, 2] = q[1]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _Rmat(q, M):
     _Lmat(q, M)
     M[1, 2] = q[3]
@@ -101,33 +120,35 @@ def _Rmat(q, M):
     M[3, 2] = -q[1]
 
 
-@njit(cache=True, inline="always")
-def _d_rotate_dq(q, p, out, W):
-    """``∂(Q(q) p)/∂q`` (3×4), the formula of ``quaternion.d_rotate_dq``; ``W``: (5, 4, 4)."""
-    ph = W[4, 0]
-    ph[0] = 0.0
-    ph[1:] = p
-    Rq, Ry, Lq, Lp = W[0], W[1], W[2], W[3]
-    _Rmat(q, Rq)
-    y = W[4, 1]
-    _mtv(Rq, ph, y)
-    _Rmat(y, Ry)
-    _Lmat(q, Lq)
-    _Lmat(ph, Lp)
-    for i in range(3):
-        for j in range(4):
-            acc = 0.0
-            for t in range(4):
-                acc += Lq[i + 1, t] * Lp[t, j]
-            # times T: columns 1..3 of the second term change sign
-            out[i, j] = Ry[i + 1, j] + (acc if j == 0 else -acc)
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _d_rotate_dq(q, p, out):
+    """``∂(Q(q)p)/∂q`` (3×4) of ``quaternion.d_rotate_dq`` in closed form: with ``q = (s, v)``
+    and ``u = s p + v × p``, the derivative of the vector part of ``q ∘ p̂ ∘ q*`` (A.6) is
+    ``[2u | 2(vᵀp) I - 2[u]×]`` (from ``R(p̂ ∘ q*) + L(q ∘ p̂) T``, eq. A.4)."""
+    s = q[0]
+    u0 = s * p[0] + q[2] * p[2] - q[3] * p[1]
+    u1 = s * p[1] + q[3] * p[0] - q[1] * p[2]
+    u2 = s * p[2] + q[1] * p[1] - q[2] * p[0]
+    d = 2.0 * (q[1] * p[0] + q[2] * p[1] + q[3] * p[2])
+    out[0, 0] = 2.0 * u0
+    out[1, 0] = 2.0 * u1
+    out[2, 0] = 2.0 * u2
+    out[0, 1] = d
+    out[1, 2] = d
+    out[2, 3] = d
+    out[0, 2] = 2.0 * u2
+    out[0, 3] = -2.0 * u1
+    out[1, 1] = -2.0 * u2
+    out[1, 3] = 2.0 * u0
+    out[2, 1] = 2.0 * u1
+    out[2, 2] = -2.0 * u0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def joint_terms(xa, qa, xb, qb, pa, pb, qoff, g, dxa, dqa, dxb, dqb, jac, W):
     """One joint's ``[g_T; g_R]`` (B.1, B.3) and derivatives, as ``joints.constraint_terms``.
 
-    ``W`` is scratch space of shape (12, 4, 4).
+    ``W`` is scratch space of shape (7, 4, 4) or larger.
     """
     Qa = W[0, :3, :3]
     Qb = W[1, :3, :3]
@@ -139,20 +160,16 @@ def joint_terms(xa, qa, xb, qb, pa, pb, qoff, g, dxa, dqa, dxb, dqb, jac, W):
     for i in range(3):
         r[i] = xb[i] + tmp3[i] - xa[i]
     _mtv(Qa, r, tmp3)
-    La, Loff, P = W[3], W[4], W[5]
+    La, Loff, Lc = W[3], W[4], W[5]
     _Lmat(qa, La)
-    _Lmat(qoff, Loff)
-    for i in range(4):                     # P = L(q_off)ᵀ L(q_a)ᵀ
-        for j in range(4):
-            acc = 0.0
-            for t in range(4):
-                acc += Loff[t, i] * La[j, t]
-            P[i, j] = acc
+    c = W[2, 3]
+    _mv(La, qoff, c)                       # c = q_a ∘ q_off; P = L(q_off)ᵀ L(q_a)ᵀ = L(c)ᵀ
+    _Lmat(c, Lc)
     for i in range(3):
         g[i] = tmp3[i] - pa[i]
         acc = 0.0
         for t in range(4):
-            acc += P[i + 1, t] * qb[t]
+            acc += Lc[t, i + 1] * qb[t]
         g[3 + i] = acc
     if not jac:
         return
@@ -165,7 +182,7 @@ def joint_terms(xa, qa, xb, qb, pa, pb, qoff, g, dxa, dqa, dxb, dqb, jac, W):
             dxb[i, j] = Qa[j, i]
             dxa[i, j] = -Qa[j, i]
     tmp = W[6, :3, :]
-    _d_rotate_dq(qb, pb, tmp, W[7:12])
+    _d_rotate_dq(qb, pb, tmp)
     for i in range(3):
         for j in range(4):
             acc = 0.0
@@ -176,29 +193,30 @@ def joint_terms(xa, qa, xb, qb, pa, pb, qoff, g, dxa, dqa, dxb, dqb, jac, W):
     conj[0] = qa[0]
     for i in range(1, 4):
         conj[i] = -qa[i]
-    _d_rotate_dq(conj, r, tmp, W[7:12])
+    _d_rotate_dq(conj, r, tmp)
     for i in range(3):
         dqa[i, 0] = tmp[i, 0]
         for j in range(1, 4):
             dqa[i, j] = -tmp[i, j]
     Rb = W[6]
     _Rmat(qb, Rb)
+    _Lmat(qoff, Loff)
     for i in range(3):
         for j in range(4):
             acc = 0.0
             for t in range(4):
                 acc += Loff[t, i + 1] * Rb[t, j]
-            dqb[3 + i, j] = P[i + 1, j]
+            dqb[3 + i, j] = Lc[j, i + 1]
             dqa[3 + i, j] = acc if j == 0 else -acc
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _omega_s(w, dt):
     arg = (2.0 / dt) ** 2 - (w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
     return np.sqrt(arg) if arg > 0.0 else np.nan
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _next_configuration(s, x1, q1, dt):
     nb = x1.shape[0]
     x2 = np.empty((nb, 3))
@@ -218,7 +236,7 @@ def _next_configuration(s, x1, q1, dt):
     return x2, q2
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _ends(k, parent, child, x, q, world_x, world_q):
     a = parent[k]
     if a < 0:
@@ -226,17 +244,28 @@ def _ends(k, parent, child, x, q, world_x, world_q):
     return x[a], q[a], x[child[k]], q[child[k]]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _world():
     wq = np.zeros(4)
     wq[0] = 1.0
     return np.zeros(3), wq
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def residual_kernel(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
                     has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow):
     """``f(s)`` of eq. (30a); see ``StepSystem.residual_reference``."""
+    return _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
+                     has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow,
+                     np.empty((0, 2, 6, 7)), False)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
+              has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow, deriv, keep):
+    """:func:`residual_kernel`; with ``keep`` it also stores every joint's constraint
+    derivatives at ``z₂(s)`` in ``deriv[k, end] = [∂g/∂x | ∂g/∂q]`` (6×7) for
+    :func:`_jacobian` at the same ``s`` (a Newton step reuses them when accepted)."""
     nb = x1.shape[0]
     nj = parent.shape[0]
     out = np.empty(s.shape[0])
@@ -309,22 +338,44 @@ def residual_kernel(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, 
         if m == 0:
             continue
         xa, qa, xb, qb = _ends(k, parent, child, x2, q2, world_x, world_q)
-        joint_terms(xa, qa, xb, qb, p_a[k], p_b[k], q_off[k], g, d3, d4, d3, d4, False, W)
+        if keep:
+            joint_terms(xa, qa, xb, qb, p_a[k], p_b[k], q_off[k], g, deriv[k, 0, :, :3],
+                        deriv[k, 0, :, 3:], deriv[k, 1, :, :3], deriv[k, 1, :, 3:], True, W)
+        else:
+            joint_terms(xa, qa, xb, qb, p_a[k], p_b[k], q_off[k], g, d3, d4, d3, d4, False, W)
         _mv(select[k], g, cv)
         for r in range(m):
             out[jrow[k] + r] = cv[r]
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def jacobian_kernel(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, parent,
                     child, p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb):
     """Write ``F = ∂f/∂s`` (eq. 32) into the flat BlockMatrix buffer ``data``."""
+    _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, parent, child,
+              p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb,
+              np.empty((parent.shape[0], 2, 6, 7)), False)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, parent, child,
+              p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb, deriv, have):
+    """:func:`jacobian_kernel`; ``have`` says ``deriv`` already holds the joints' constraint
+    derivatives at ``z₂(s)`` (from :func:`_residual` with ``keep``), else they are computed."""
     nb = x1.shape[0]
     nj = parent.shape[0]
     D = np.empty((6, 6))
     Jw = np.empty(3)
+    L = np.empty((4, 4))
+    dq2 = np.empty((nb, 4, 3))          # ∂q₂/∂ω₁ of every body (eq. 17)
     for i in range(nb):
+        w = s[6 * i + 3:6 * i + 6]
+        ws = _omega_s(w, dt)
+        _Lmat(q1[i], L)
+        for r in range(4):
+            for c in range(3):
+                dq2[i, r, c] = 0.5 * dt * (-L[r, 0] * w[c] / ws + L[r, c + 1])
         D[:, :] = diag_const[i]
         J = inertia[i]
         if projection:
@@ -332,8 +383,6 @@ def jacobian_kernel(s, data, x1, q1, mass, inertia, dt, projection, diag_const, 
                 D[c, c] += mass[i]
             D[3:, 3:] += J
         else:
-            w = s[6 * i + 3:6 * i + 6]
-            ws = _omega_s(w, dt)
             _mv(J, w, Jw)
             for c in range(3):
                 D[c, c] += mass[i] / dt
@@ -354,25 +403,24 @@ def jacobian_kernel(s, data, x1, q1, mass, inertia, dt, projection, diag_const, 
         for r in range(6):
             for c in range(6):
                 data[36 * i + 6 * r + c] = D[r, c]
-    x2, q2 = _next_configuration(s, x1, q1, dt)
-    g = np.empty(6)
-    dxa = np.empty((6, 3))
-    dqa = np.empty((6, 4))
-    dxb = np.empty((6, 3))
-    dqb = np.empty((6, 4))
-    L = np.empty((4, 4))
-    dq2 = np.empty((4, 3))
+    if not have:
+        x2, q2 = _next_configuration(s, x1, q1, dt)
+        g = np.empty(6)
+        W = np.empty((12, 4, 4))
+        world_x, world_q = _world()
+        for k in range(nj):
+            if nc[k] == 0:
+                continue
+            xa, qa, xb, qb = _ends(k, parent, child, x2, q2, world_x, world_q)
+            joint_terms(xa, qa, xb, qb, p_a[k], p_b[k], q_off[k], g, deriv[k, 0, :, :3],
+                        deriv[k, 0, :, 3:], deriv[k, 1, :, :3], deriv[k, 1, :, 3:], True, W)
     blk = np.empty((6, 6))
     sel = np.empty((6, 6))
     dqw = np.empty((6, 3))
-    W = np.empty((12, 4, 4))
-    world_x, world_q = _world()
     for k in range(nj):
         m = nc[k]
         if m == 0:
             continue
-        xa, qa, xb, qb = _ends(k, parent, child, x2, q2, world_x, world_q)
-        joint_terms(xa, qa, xb, qb, p_a[k], p_b[k], q_off[k], g, dxa, dqa, dxb, dqb, True, W)
         for e in range(2):
             body = parent[k] if e == 0 else child[k]
             if body < 0:
@@ -381,27 +429,20 @@ def jacobian_kernel(s, data, x1, q1, mass, inertia, dt, projection, diag_const, 
             for r in range(6):
                 for c in range(m):
                     data[p + r * m + c] = -G[e, k, c, r]
-            w = s[6 * body + 3:6 * body + 6]
-            ws = _omega_s(w, dt)
-            _Lmat(q1[body], L)
-            for r in range(4):
-                for c in range(3):
-                    dq2[r, c] = 0.5 * dt * (-L[r, 0] * w[c] / ws + L[r, c + 1])
-            dx = dxa if e == 0 else dxb
-            dq = dqa if e == 0 else dqb
-            _mm(dq, dq2, dqw)
+            dx = deriv[k, e, :, :3]
+            _mm(deriv[k, e, :, 3:], dq2[body], dqw)
             for r in range(6):
                 for c in range(3):
                     blk[r, c] = dt * dx[r, c]
                     blk[r, 3 + c] = dqw[r, c]
-            _mm(select[k], blk, sel)
+            _select_mm(select[k], m, blk, sel)
             p = ptr_jb[e, k]
             for r in range(m):
                 for c in range(6):
                     data[p + r * 6 + c] = sel[r, c]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def constraint_jacobian_kernel(x, q, parent, child, p_a, p_b, q_off, select, G):
     """``G[e, k] = Dₖᵀ [∂g/∂x_e, ∂g/∂ʳq_e]`` (eq. 21, A.8) for both ends of every joint."""
     nj = parent.shape[0]
@@ -428,10 +469,10 @@ def constraint_jacobian_kernel(x, q, parent, child, p_a, p_b, q_off, select, G):
                     for t in range(4):
                         acc += dq[r, t] * L[t, c + 1]
                     blk[r, 3 + c] = acc
-            _mm(select[k], blk, G[e, k])
+            _select_mm(select[k], 6, blk, G[e, k])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _max_abs(f):
     m = 0.0
     for i in range(f.shape[0]):
@@ -441,7 +482,7 @@ def _max_abs(f):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
                   inertia, dt, projection, external, damping, has_damping, diag_const, G,
                   parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb):
@@ -453,8 +494,10 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
     2 line search failed, 3 non-finite Newton matrix, 4 singular pivot at ``position`` of the
     elimination order. ``history[k]`` is the residual max-norm after ``k`` iterations.
     """
-    f = residual_kernel(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
-                        has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow)
+    deriv = np.empty((parent.shape[0], 2, 6, 7))
+    deriv_trial = np.empty_like(deriv)
+    f = _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
+                  has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow, deriv, True)
     norm = _max_abs(f)
     history[0] = norm
     it = 0
@@ -462,8 +505,8 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
     while norm >= tol:
         if it >= max_iter:
             return 1, it, -1
-        jacobian_kernel(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G,
-                        parent, child, p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb)
+        _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, parent, child,
+                  p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb, deriv, True)
         for i in range(f.shape[0]):
             f[i] = -f[i]
         status = refactor_solve(handle, data, f)
@@ -476,9 +519,9 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
         for _ in range(40):
             for i in range(s.shape[0]):
                 trial[i] = s[i] + alpha * f[i]
-            ft = residual_kernel(trial, x1, q1, v0, w0, mass, inertia, dt, projection,
-                                 external, damping, has_damping, G, parent, child, p_a, p_b,
-                                 q_off, select, nc, jrow)
+            ft = _residual(trial, x1, q1, v0, w0, mass, inertia, dt, projection, external,
+                           damping, has_damping, G, parent, child, p_a, p_b, q_off, select, nc,
+                           jrow, deriv_trial, True)
             nt = _max_abs(ft)
             if nt < norm:
                 ok = True
@@ -489,21 +532,24 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
         s[:] = trial
         f = ft
         norm = nt
+        deriv, deriv_trial = deriv_trial, deriv
         it += 1
         history[it] = norm
     return 0, it, -1
 
 
-@njit(cache=True)
-def step_kernel(x, q, v, w, lam, s, tol, max_iter, history, handle, data, mass, inertia, dt,
-                gravity_wrench, diag_const, G, parent, child, p_a, p_b, q_off, select, nc,
-                jrow, ptr_bj, ptr_jb):
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, max_iter,
+                history, handle, data, mass, inertia, dt, gravity_wrench, diag_const, G, parent,
+                child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb):
     """One whole integrator step for mechanisms whose only applied force is gravity.
 
-    Update rules (11), (17), constraint Jacobians at ``z₁``, then :func:`newton_kernel`;
-    ``x, q, v, w, lam`` are overwritten with the new state (only on success). Returns
-    ``(code, iterations, position)`` as :func:`newton_kernel`, with code 5 for a body whose
-    ``|ω| >= 2/Δt`` (its index in ``position``).
+    Update rules (11), (17), constraint Jacobians at ``z₁``, then :func:`newton_kernel`,
+    started from the current ``(v, ω, λ)`` or, with ``extrapolate``, from ``2 s_k - s_{k-1}``
+    with ``s_{k-1}`` in ``prev_*`` (unless that rate would reach ``|ω| ≥ 1/Δt``); ``prev_*``
+    then receive ``s_k``. ``x, q, v, w, lam`` are overwritten with the new state (only on
+    success). Returns ``(code, iterations, position)`` as :func:`newton_kernel`, with code 5
+    for a body whose ``|ω| >= 2/Δt`` (its index in ``position``).
     """
     nb = x.shape[0]
     for i in range(nb):
@@ -523,12 +569,33 @@ def step_kernel(x, q, v, w, lam, s, tol, max_iter, history, handle, data, mass, 
         for c in range(4):
             q1[i, c] *= 0.5 * dt
     constraint_jacobian_kernel(x1, q1, parent, child, p_a, p_b, q_off, select, G)
+    if extrapolate:
+        limit = 1.0 / (dt * dt)
+        for i in range(nb):
+            n2 = 0.0
+            for c in range(3):
+                e = 2.0 * w[i, c] - prev_w[i, c]
+                n2 += e * e
+            if not n2 < limit:
+                extrapolate = False
     for i in range(nb):
-        s[6 * i:6 * i + 3] = v[i]
-        s[6 * i + 3:6 * i + 6] = w[i]
+        for c in range(3):
+            s[6 * i + c] = v[i, c]
+            s[6 * i + 3 + c] = w[i, c]
     for k in range(parent.shape[0]):
         for r in range(nc[k]):
             s[jrow[k] + r] = lam[k, r]
+    if extrapolate:         # (never touches prev_* otherwise: they may be uninitialized)
+        for i in range(nb):
+            for c in range(3):
+                s[6 * i + c] += v[i, c] - prev_v[i, c]
+                s[6 * i + 3 + c] += w[i, c] - prev_w[i, c]
+        for k in range(parent.shape[0]):
+            for r in range(nc[k]):
+                s[jrow[k] + r] += lam[k, r] - prev_lam[k, r]
+    prev_v[:] = v
+    prev_w[:] = w
+    prev_lam[:] = lam
     damping = np.zeros((0, 12, 12))
     code, it, pos = newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v, w, mass,
                                   inertia, dt, False, gravity_wrench, damping, False,

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import networkx as nx
 import numpy as np
-import scipy.sparse as sp
 
 import graphsolve as gs
 from graphsolve.factor import allocate
 from graphsolve.kernels.reference import PIVOT_RTOL
 
 from .. import quaternion as quat
+from . import contact_kernels as ck
 from . import joints as jt
 from .compiled import (
     constraint_jacobian_kernel,
@@ -112,6 +112,8 @@ class StepSystem:
                     G.add_edge(int(e), n)
         for grp in self.contacts:
             G.add_edges_from(zip(grp.body.tolist(), grp.nodes.tolist(), strict=True))
+            G.add_edges_from((int(b), int(c)) for b, c in zip(grp.other, grp.nodes, strict=True)
+                             if b >= 0)
         self.graph = G
         self.matrix = gs.BlockMatrix(G, sizes)
         zero = list(node.values())
@@ -122,9 +124,12 @@ class StepSystem:
             G, ordering=_defer(list(base.elimination_order), loops, G), block_sizes=sizes,
             zero_diagonal=zero)
         self.backend = backend
+        # Tree mechanisms (no block updates) let the fused Newton kernel use graphsolve's
+        # implicit-L factor: one solve per factorization, a third less factor work.
+        self._acyclic = int(self.analysis.sched_ptr[-1]) == 0
         self._factorization = None
         self._handle = None
-        self._csr = None
+        self._csr = None                  # entry coordinates of the BlockMatrix buffer
         self._gravity_wrench = None
         self.offsets = self.matrix.offsets
         self.N = int(self.offsets[-1])
@@ -170,13 +175,23 @@ class StepSystem:
         for grp in self.contacts:
             k = grp.size
             grp.rows = self.offsets[grp.nodes][:, None] + np.arange(k)
-            grp.dst_diag = A.diag_ptr[grp.nodes][:, None] + np.arange(k * k)
-            grp.dst_bc = np.array([A.edge_ptr[A.edge_index(int(b), int(c))]
-                                   for b, c in zip(grp.body, grp.nodes, strict=True)]
-                                  )[:, None] + np.arange(6 * k)
-            grp.dst_cb = np.array([A.edge_ptr[A.edge_index(int(c), int(b))]
-                                   for b, c in zip(grp.body, grp.nodes, strict=True)]
-                                  )[:, None] + np.arange(6 * k)
+            grp.r0 = np.ascontiguousarray(grp.rows[:, 0])
+            grp.diag_ptr = A.diag_ptr[grp.nodes].astype(np.int64)
+            grp.dst_diag = grp.diag_ptr[:, None] + np.arange(k * k)
+            # edge blocks to body a and (body-body contacts) body b; -1: no second body
+            ptr = np.full((4, len(grp)), -1, dtype=np.int64)
+            for e, bodies in enumerate((grp.body, grp.other)):
+                for i, (b, c) in enumerate(zip(bodies, grp.nodes, strict=True)):
+                    if b >= 0:
+                        ptr[e, i] = A.edge_ptr[A.edge_index(int(b), int(c))]
+                        ptr[2 + e, i] = A.edge_ptr[A.edge_index(int(c), int(b))]
+            grp.bc_a, grp.bc_b, grp.cb_a, grp.cb_b = ptr
+            grp.dst_bc = ptr[0][:, None] + np.arange(6 * k)
+            grp.dst_cb = ptr[2][:, None] + np.arange(6 * k)
+            pair = np.flatnonzero(grp.other >= 0)
+            grp.pair_index = pair
+            grp.dst_bc2 = ptr[1][pair][:, None] + np.arange(6 * k)
+            grp.dst_cb2 = ptr[3][pair][:, None] + np.arange(6 * k)
 
     def unpack(self, s: np.ndarray):
         """``(v, w, λ_padded)`` views of a solution vector ``s``; λ padded to (n_joints, 6)."""
@@ -216,7 +231,11 @@ class StepSystem:
                 G[e, :, :, 3:] = js.select @ quat.rotational_jacobian(dq, qe)
         self.G = G
         for grp in self.contacts:
-            grp.P = grp.velocity_map(q1)
+            if self.kernels == "compiled":
+                grp.P = np.empty((len(grp), 1 + grp.m, 12))
+                ck.velocity_maps(x1, q1, grp.m, *grp.kernel_arguments(), grp.P)
+            else:
+                grp.P = grp.velocity_map(x1, q1)
         nb = m.n_bodies
         wrench = np.zeros((nb, 6))
         self.damping = None
@@ -251,7 +270,8 @@ class StepSystem:
 
     # ------------------------------------------------------------------ contacts
     def _contact_residual(self, s, v1, w1, x2, q2, out) -> None:
-        """Contact rows and contact forces on the bodies (:mod:`.contacts`), in place."""
+        """Contact rows and contact forces on the bodies (:mod:`.contacts`, NumPy reference),
+        in place."""
         if not self.contacts:
             return
         if self.projection:                 # projection: contact variables stay put
@@ -259,42 +279,77 @@ class StepSystem:
                 out[grp.rows] = 0.0
             return
         nb = self.model.n_bodies
-        zdot = np.hstack([v1, w1])
+        zdot = np.vstack([np.hstack([v1, w1]), np.zeros((1, 6))])       # row -1: the ground
+        body_rows = out[:6 * nb].reshape(-1, 6)
         for grp in self.contacts:
-            rows, wrench = grp.residual(s[grp.rows], zdot[grp.body], grp.distance(x2, q2),
-                                        grp.P, self.barrier)
+            zd = np.hstack([zdot[grp.body], zdot[grp.other]])
+            rows, wrench = grp.residual(s[grp.rows], zd, grp.distance(x2, q2), grp.P,
+                                        self.barrier)
             out[grp.rows] = rows
-            np.add.at(out[:6 * nb].reshape(-1, 6), grp.body, -wrench)
+            np.add.at(body_rows, grp.body, -wrench[:, 0])
+            pair = grp.pair_index
+            np.add.at(body_rows, grp.other[pair], -wrench[pair, 1])
 
-    def _contact_jacobian(self, s, w1, q2, A) -> None:
+    def _contact_residual_compiled(self, s, out) -> None:
+        """:meth:`_contact_residual` by :func:`.contact_kernels.contact_residual`."""
+        if self.projection:
+            for grp in self.contacts:
+                out[grp.rows] = 0.0
+            return
+        for grp in self.contacts:
+            ck.contact_residual(s, self.x1, self.q1, self.dt, self.barrier, grp.m,
+                                *grp.kernel_arguments(), grp.friction, grp.r0, grp.P, out)
+
+    def _contact_jacobian(self, s, w1, x2, q2, A) -> None:
         """Contact blocks of ``F`` (diagonal, body-contact, contact-body), in place."""
         if not self.contacts:
             return
+        if self.projection:
+            self._projection_contact_blocks(A)
+            return
         dq2 = self._dq2_dw(self.q1, w1)
         for grp in self.contacts:
-            if self.projection:
-                A.data[grp.dst_diag] = np.eye(grp.size).ravel()
-                A.data[grp.dst_bc] = 0.0
-                A.data[grp.dst_cb] = 0.0
-                continue
-            A.data[grp.dst_diag] = grp.diagonal_blocks(s[grp.rows]).reshape(len(grp), -1)
-            A.data[grp.dst_bc] = grp.body_columns(grp.P).reshape(len(grp), -1)
-            dphi = grp.distance_jacobian(q2, dq2)
-            A.data[grp.dst_cb] = grp.contact_rows_by_body(grp.P, dphi, self.dt).reshape(
-                len(grp), -1)
+            n, pair = len(grp), grp.pair_index
+            A.data[grp.dst_diag] = grp.diagonal_blocks(s[grp.rows]).reshape(n, -1)
+            bc = grp.body_columns(grp.P).reshape(n, 2, -1)
+            cb = grp.contact_rows_by_body(grp.P, grp.distance_jacobian(x2, q2, dq2, self.dt)
+                                          ).reshape(n, 2, -1)
+            A.data[grp.dst_bc] = bc[:, 0]
+            A.data[grp.dst_cb] = cb[:, 0]
+            A.data[grp.dst_bc2] = bc[pair, 1]
+            A.data[grp.dst_cb2] = cb[pair, 1]
+
+    def _projection_contact_blocks(self, A) -> None:
+        for grp in self.contacts:
+            A.data[grp.dst_diag] = np.eye(grp.size).ravel()
+            for dst in (grp.dst_bc, grp.dst_cb, grp.dst_bc2, grp.dst_cb2):
+                A.data[dst] = 0.0
+
+    def _contact_jacobian_compiled(self, s, A) -> None:
+        """:meth:`_contact_jacobian` by :func:`.contact_kernels.contact_jacobian`."""
+        if self.projection:
+            self._projection_contact_blocks(A)
+            return
+        for grp in self.contacts:
+            ck.contact_jacobian(s, self.x1, self.q1, self.dt, grp.m, *grp.kernel_arguments(),
+                                grp.friction, grp.r0, grp.P, grp.diag_ptr, grp.bc_a, grp.cb_a,
+                                grp.bc_b, grp.cb_b, A.data)
+
+    def _coordinates(self):
+        """Row and column of every entry of the BlockMatrix buffer (cached)."""
+        if self._csr is None:
+            rows, cols = self.matrix._entry_coordinates()
+            self._csr = (np.ascontiguousarray(rows, dtype=np.int64),
+                         np.ascontiguousarray(cols, dtype=np.int64))
+        return self._csr
 
     def matvec(self, x: np.ndarray) -> np.ndarray:
-        """``F x`` with the current Jacobian values (a cached CSR pattern)."""
-        A = self.matrix
-        if self._csr is None:
-            rows, cols = A._entry_coordinates()
-            order = np.lexsort((cols, rows))
-            self._csr_perm = order
-            self._csr = sp.csr_array((A.data[order], (rows[order], cols[order])),
-                                     shape=A.shape)
-            self._csr.sum_duplicates()
-        self._csr.data[:] = A.data[self._csr_perm]
-        return self._csr @ x
+        """``F x`` with the current Jacobian values, straight from the BlockMatrix buffer
+        (compiled COO product; no CSR copy per call or per Jacobian)."""
+        rows, cols = self._coordinates()
+        out = np.empty(self.N)
+        ck.coo_matvec(rows, cols, self.matrix.data, np.ascontiguousarray(x, dtype=float), out)
+        return out
 
     # ------------------------------------------------------------------ residual
     def next_configuration(self, v1, w1):
@@ -312,8 +367,7 @@ class StepSystem:
                               js.parent, js.child, js.p_a, js.p_b, js.q_off, js.select,
                               js.n_constraints, self._jrow)
         if self.contacts:
-            v1, w1, _ = self.unpack(s)
-            self._contact_residual(s, v1, w1, *self.next_configuration(v1, w1), out)
+            self._contact_residual_compiled(s, out)
         return out
 
     def jacobian(self, s: np.ndarray) -> gs.BlockMatrix:
@@ -326,8 +380,7 @@ class StepSystem:
                         js.p_b, js.q_off, js.select, js.n_constraints, self._ptr_bj,
                         self._ptr_jb)
         if self.contacts:
-            v1, w1, _ = self.unpack(s)
-            self._contact_jacobian(s, w1, self.next_configuration(v1, w1)[1], self.matrix)
+            self._contact_jacobian_compiled(s, self.matrix)
         return self.matrix
 
     def residual_reference(self, s: np.ndarray) -> np.ndarray:
@@ -395,7 +448,7 @@ class StepSystem:
             blocks[2 + e, :, :, :3] = dt * (js.select @ dx)
             blocks[2 + e, :, :, 3:] = js.select @ dq @ dq2
         A.data[self._dst] = blocks.ravel()[self._src]
-        self._contact_jacobian(s, w1, q2, A)
+        self._contact_jacobian(s, w1, x2, q2, A)
         return A
 
     def _dq2_dw(self, q1, w1):
@@ -433,7 +486,7 @@ class StepSystem:
         m, js = self.model, self.model.joints
         F = self._ensure_factorization(s)
         if self._handle is None:
-            self._handle = F.fused_handle(self.matrix)
+            self._handle = F.fused_handle(self.matrix, implicit=self._acyclic)
         history = np.zeros(max_iter + 1)
         has = self.damping is not None
         damping = self.damping if has else np.zeros((0, 12, 12))
@@ -445,14 +498,19 @@ class StepSystem:
         F.mark_valid(-1 if code in (0, 1, 2) else (-2 if code == 3 else pos))
         return code, it, pos, history[:it + 1]
 
-    def step_gravity_only(self, x, q, v, w, lam, tol: float, max_iter: int):
+    def step_gravity_only(self, x, q, v, w, lam, tol: float, max_iter: int, previous=None):
         """A whole step in one compiled call (:func:`step_kernel`); state arrays updated in
-        place on success. Returns ``(code, iterations, position, history)``."""
+        place on success. ``previous`` = ``(v, w, λ)`` of the last step (arrays, overwritten
+        with the current ones) starts Newton from the linear extrapolation ``2 s_k - s_{k-1}``;
+        ``None`` starts from ``s_k``. Returns ``(code, iterations, position, history)``."""
         m, js = self.model, self.model.joints
         s = np.zeros(self.N)
+        extrapolate = previous is not None
+        if previous is None:
+            previous = (np.zeros_like(v), np.zeros_like(w), np.zeros_like(lam))
         F = self._ensure_factorization(s)
         if self._handle is None:
-            self._handle = F.fused_handle(self.matrix)
+            self._handle = F.fused_handle(self.matrix, implicit=self._acyclic)
         if self._gravity_wrench is None:
             self._gravity_wrench = np.zeros((m.n_bodies, 6))
             self._gravity_wrench[:, :3] = m.mass[:, None] * m.gravity
@@ -460,34 +518,55 @@ class StepSystem:
             self.G = np.empty((2, len(js), 6, 6))
         history = np.zeros(max_iter + 1)
         code, it, pos = step_kernel(
-            x, q, v, w, lam, s, tol, max_iter, history, self._handle, self.matrix.data, m.mass,
-            m.inertia, self.dt, self._gravity_wrench, self._diag_const, self.G, js.parent,
-            js.child, js.p_a, js.p_b, js.q_off, js.select, js.n_constraints, self._jrow,
-            self._ptr_bj, self._ptr_jb)
+            x, q, v, w, lam, *previous, extrapolate, s, tol, max_iter, history, self._handle,
+            self.matrix.data, m.mass, m.inertia, self.dt, self._gravity_wrench,
+            self._diag_const, self.G, js.parent, js.child, js.p_a, js.p_b, js.q_off,
+            js.select, js.n_constraints, self._jrow, self._ptr_bj, self._ptr_jb)
         F.mark_valid(-1 if code in (0, 1, 2, 5) else (-2 if code == 3 else pos))
         return code, it, pos, history[:it + 1]
 
-    def solve_linear(self, s: np.ndarray, f: np.ndarray) -> np.ndarray:
-        """Newton direction ``Δs`` of ``F(s) Δs = -f`` (eq. 33) through graphsolve."""
+    def factor(self, s: np.ndarray) -> None:
+        """Evaluate ``F(s)`` (eq. 32) and (re)factor it with graphsolve's LDU (eq. 31-33)."""
         A = self.jacobian(s)
         if self._factorization is None:
             self._ensure_factorization(s)
         else:
             self._factorization.refactor(A)
-        ds = -self._factorization.solve(f)
-        if self.contacts:
-            # Iterative refinement: interior-point matrices near convergence are ill-conditioned
-            # by construction; refined steps reach a lower residual (up to 3 rounds, while the
-            # linear residual keeps shrinking).
-            r = self.matvec(ds) + f
-            rn = np.abs(r).max()
-            for _ in range(3):
-                trial = ds - self._factorization.solve(r)
-                rt = self.matvec(trial) + f
-                rtn = np.abs(rt).max()
-                if not rtn < 0.5 * rn:
-                    if rtn < rn:
-                        ds = trial
-                    break
-                ds, r, rn = trial, rt, rtn
-        return ds
+
+    def resolve(self, rhs: np.ndarray, refine: bool = True, atol: float = 0.0) -> np.ndarray:
+        """``F⁻¹ rhs`` with the factorization of the last :meth:`factor`.
+
+        With ``refine``: iterative refinement (up to 3 rounds while the max-norm of the linear
+        residual ``F x - rhs`` halves; the best iterate is kept). Interior-point matrices near
+        convergence pair tiny and large complementarity entries (ill-conditioned by
+        construction), where refined steps reach a lower residual. No refinement when the
+        linear residual is already ``<= atol``.
+        """
+        fac = self._factorization
+        x = fac.solve(rhs)
+        if not refine:
+            return x
+        rows, cols = self._coordinates()
+        data = self.matrix.data
+        r = np.empty(self.N)
+        rt = np.empty(self.N)
+        rn = ck.refinement_residual(rows, cols, data, x, rhs, r)
+        if rn <= atol:
+            return x
+        for _ in range(3):
+            trial = x - fac.solve(r)
+            rtn = ck.refinement_residual(rows, cols, data, trial, rhs, rt)
+            if not rtn < 0.5 * rn:
+                if rtn < rn:
+                    x = trial
+                break
+            x, rn = trial, rtn
+            r, rt = rt, r
+        return x
+
+    def solve_linear(self, s: np.ndarray, f: np.ndarray, refine: bool | None = None
+                     ) -> np.ndarray:
+        """Newton direction ``Δs`` of ``F(s) Δs = -f`` (eq. 33) through graphsolve; iteratively
+        refined (:meth:`resolve`) by default when there are contacts."""
+        self.factor(s)
+        return self.resolve(-f, bool(self.contacts) if refine is None else refine)

@@ -14,6 +14,7 @@ from tqdm.auto import tqdm
 
 from .. import quaternion as quat
 from ..spec import MechanismSpec, SpecError
+from . import contact_kernels as ck
 from .integrator import NewtonError, StepSystem, omega_scalar, quaternion_update
 from .mechanism import MaximalModel
 
@@ -73,6 +74,21 @@ class Simulation:
     backend : str
         graphsolve kernel backend (``"auto"``, ``"compiled"``, ``"reference"``).
 
+    Attributes
+    ----------
+    warm_start : bool
+        Contact steps start from the last step's contact variables (floored at 1e-3).
+    refine, refine_atol : bool, float
+        Iterative refinement of the interior-point corrector solves, skipped when the linear
+        residual is already ``<= refine_atol`` (default ``tol/100``).
+    extrapolate : bool
+        Start Newton from the linear extrapolation ``2 s_k - s_{k-1}`` of the last two steps'
+        velocities and multipliers (:meth:`_extrapolated_guess`; default on). Only the start
+        changes, not the solution.
+    contact_extrapolation : bool
+        Use :meth:`_extrapolated_guess` (velocities ``2 ż_k - ż_{k-1}``) for contact steps too
+        (default off: no fewer iterations on the sphere chain; fewer on the box drop).
+
     Raises
     ------
     ValueError
@@ -111,11 +127,20 @@ class Simulation:
             phi = grp.distance(x, q)
             if np.any(phi < -1e-9):
                 k = int(np.argmin(phi))
-                raise SpecError(f"contact {grp.names[k]!r} is inside the ground at t = 0 "
-                                f"(φ = {phi[k]:.3g} m); start it on or above z = 0")
+                if grp.other[k] < 0:
+                    raise SpecError(f"contact {grp.names[k]!r} is inside the ground at t = 0 "
+                                    f"(φ = {phi[k]:.3g} m); start it on or above z = 0")
+                names = [b.name for b in spec.bodies]
+                raise SpecError(f"body contact {grp.names[k]!r}: bodies "
+                                f"{names[grp.body[k]]!r} and {names[grp.other[k]]!r} overlap "
+                                f"at t = 0 (φ = {phi[k]:.3g} m); start them apart or touching")
         self.contact_variables = [np.zeros((len(g), g.size)) for g in self.system.contacts]
         self.warm_start = True
-        self._barrier0 = _BARRIER0
+        self.refine = True
+        self.contact_extrapolation = False
+        self.extrapolate = True
+        self.refine_atol = 1e-2 * self.tol
+        self._pairs = None               # complementarity (row, a, b), built on first use
         self.set_state(x, q, v, w)
 
     # ------------------------------------------------------------------ state
@@ -134,6 +159,7 @@ class Simulation:
                 raise ValueError(f"{name} contains NaN or inf")
         self._check_rate(w)
         self.x, self.q, self.v, self.w = x, q, v, w
+        self._previous = None
         if project and len(self.system.constrained) and (np.any(v) or np.any(w)):
             self.system.begin(x, q, v, w, projection=True)
             s, _ = self._newton(self.system.pack(v, w, np.zeros_like(self._lam)))
@@ -151,50 +177,81 @@ class Simulation:
 
     # ------------------------------------------------------------------ stepping
     def _interior_point(self, s):
-        """Primal-dual interior-point iteration for contacts (2023 App. D; Nocedal & Wright
-        Alg. 19.1).
+        """Mehrotra predictor-corrector interior point for contacts (2023 App. D; Nocedal &
+        Wright 2006, Alg. 14.3 and §19.3).
 
-        Newton steps on the barrier-perturbed system ``f_μ(s) = 0`` (complementarity products
-        ``= μ``), fraction-to-the-boundary ``τ = 0.995`` on every contact variable, halving
-        line search on the Euclidean norm ``‖f_μ‖₂``, and the barrier update
-        ``μ ← max(tol/100, min(0.2 μ, μ^1.5))`` once ``‖f_μ‖∞ ≤ 10 μ``. Warm start: the
-        previous step's contact variables raised to ``>= 1e-3``, with ``μ₀`` their mean
-        complementarity product. Stops when ``μ <= tol/100`` and ``‖f_μ‖∞ <= 0.99 tol``, so
-        every residual and complementarity product is below ``tol``.
+        ``s`` holds velocities, joint multipliers and the contact variables of
+        :mod:`.contacts`; ``f_μ(s)`` is the residual (20) with every complementarity row
+        (``γ s_φ``, ``β_i η_i``, ``ψ s_ψ``) ``= μ`` (``StepSystem.barrier``). Each iteration, with
+        ``μ = mean(products)`` and one factorization of ``F = ∂f/∂s``:
+
+        1. predictor: the affine step ``F Δ_a = -f_0`` (no iterative refinement), its largest
+           step ``α_a <= 1`` to the boundary and ``μ_a`` the mean product there; centring
+           ``σ = (μ_a/μ)³`` (N&W 14.34);
+        2. corrector: ``F Δ = -f_σμ - Δ_a u_a ∘ Δ_a u_b`` (for each pair ``u_a u_b``, the
+           second-order term of the affine step; N&W 14.35), solved with the same
+           factorization (:meth:`StepSystem.resolve`) and iteratively refined;
+        3. fraction to the boundary ``τ = max(0.995, 1 - μ)`` on every contact variable
+           (N&W 19.9), then a halving line search on ``‖f_σμ‖₂``. If the corrector gives no
+           decrease in 8 halvings, the plain Newton step of ``f_σμ`` (a descent direction of
+           that merit) is searched instead.
+
+        The centring target is recomputed from the current products every iteration, so
+        a complementarity pair pushed to the boundary (both members → 0, as a friction
+        ``β_i, η_i`` pair of a contact changing between sliding and sticking) raises ``σμ``
+        and is re-centred, instead of being jammed by a fixed barrier lowered on the other
+        pairs' progress (fraction-to-the-boundary steps of ~1e-6: ``sphere_chain(100)``
+        stalled at t = 0.17 s with the former Fiacco-McCormick schedule). Converged when
+        ``‖f_0‖∞ <= tol``: every equation residual and every complementarity product below
+        ``tol``. The target never drops below ``tol/100``.
         """
         sys = self.system
-        pos = np.concatenate([g.rows.ravel() for g in sys.contacts])
-        mu = self._barrier0
-        mu_min = 0.01 * self.tol
-        sys.barrier = mu
+        if self._pairs is None:
+            loc = [g.complementarity_pairs() for g in sys.contacts]
+            self._pairs = tuple(np.concatenate([g.rows[:, p[k]].ravel() for g, p in
+                                                zip(sys.contacts, loc, strict=True)])
+                                for k in range(3))
+            self._positive = np.concatenate([g.rows.ravel() for g in sys.contacts])
+        row, ia, ib = self._pairs
+        pos = self._positive
+        target_min = 0.01 * self.tol
+        sys.barrier = 0.0               # f_0: the complementarity rows hold the products
         f = sys.residual(s)
         norm = _norm(f)
         history = [norm]
         iters = 0
-        while True:
-            if mu <= mu_min and norm <= 0.99 * self.tol:
-                break
-            if norm <= 10.0 * mu and mu > mu_min:
-                mu = max(mu_min, min(0.2 * mu, mu**1.5))
-                sys.barrier = mu
-                f = sys.residual(s)
-                norm = _norm(f)
-                continue
+        centre, corrector = np.empty(sys.N), np.empty(sys.N)
+        while norm > self.tol:
             if iters >= self.max_iter:
                 raise NewtonError(f"interior-point method did not converge in {self.max_iter} "
                                   f"iterations at t = {self.t:.6g} s (residual {norm:.3g}, "
-                                  f"barrier {mu:.3g}, tol {self.tol:g})")
-            ds = sys.solve_linear(s, f)
-            u, du = s[pos], ds[pos]
-            shrink = du < 0
-            alpha = min(1.0, float(np.min(-0.995 * u[shrink] / du[shrink]))) \
-                if np.any(shrink) else 1.0
-            # Euclidean merit (Alg. 5: norm(f))
-            found = _backtrack(sys.residual, s, ds, alpha, np.linalg.norm(f), np.linalg.norm)
+                                  f"mean complementarity {ck.mean_product(s, s, 0.0, ia, ib):.3g}"
+                                  f", tol {self.tol:g})")
+            mu = ck.mean_product(s, s, 0.0, ia, ib)
+            # predictor (affine scaling) direction; it only sets σ and the second-order
+            # term, so it skips the iterative refinement of the corrector
+            sys.factor(s)
+            d_aff = sys.resolve(-f, refine=False)
+            alpha = ck.step_to_boundary(s, d_aff, pos, 1.0)
+            mu_aff = ck.mean_product(s, d_aff, alpha, ia, ib)
+            target = max(min(1.0, (mu_aff / mu) ** 3) * mu, target_min)
+            # centre = -f_σμ, corrector = -f_σμ - Δa∘Δb (second-order term of the affine step)
+            merit = ck.corrector_rhs(f, target, row, ia, ib, d_aff, centre, corrector)
+            tau = max(_TAU, 1.0 - mu)
+            sys.barrier = target           # residual() now returns f_σμ
+            found = None
+            for direction in (corrector, centre):
+                ds = sys.resolve(direction, refine=self.refine, atol=self.refine_atol)
+                found = _backtrack(sys.residual, s, ds, ck.step_to_boundary(s, ds, pos, tau),
+                                   merit, _norm2, halvings=8 if direction is corrector else 40)
+                if found is not None:
+                    break
+            sys.barrier = 0.0
             if found is None:
                 raise NewtonError(f"interior-point line search failed at t = {self.t:.6g} s "
-                                  f"(residual {norm:.3g}, barrier {mu:.3g})")
+                                  f"(residual {norm:.3g}, target {target:.3g})")
             s, f = found
+            f[row] += target
             norm = _norm(f)
             iters += 1
             history.append(norm)
@@ -259,17 +316,25 @@ class Simulation:
         js = self.model.joints
         if (self.system.fused and joint_forces is None and not js.spring.any()
                 and not js.damper.any()):
+            # the kernel extrapolates from and then updates self._previous in place
+            fresh = self._previous is None or not self.extrapolate
+            if fresh:
+                self._previous = (self.v.copy(), self.w.copy(), self._lam.copy())
             code, it, pos, history = self.system.step_gravity_only(
-                self.x, self.q, self.v, self.w, self._lam, self.tol, self.max_iter)
+                self.x, self.q, self.v, self.w, self._lam, self.tol, self.max_iter,
+                previous=None if fresh else self._previous)
             self.last_residuals = history
             self._raise(code, pos, history)
             self.t += self.dt
             return it
+        current = (self.v.copy(), self.w.copy(), self._lam.copy())
         self._check_rate(self.w)
         x1 = self.x + self.dt * self.v
         q1 = quaternion_update(self.q, self.w, self.dt)
         self.system.begin(x1, q1, self.v, self.w, joint_forces)
-        s0 = self.system.pack(self.v, self.w, self._lam)
+        s0 = self._extrapolated_guess()
+        if s0 is None:
+            s0 = self.system.pack(self.v, self.w, self._lam)
         warm = self.warm_start and any(np.any(u) for u in self.contact_variables)
         for grp, prev in zip(self.system.contacts, self.contact_variables, strict=True):
             if warm:
@@ -277,12 +342,6 @@ class Simulation:
                 s0[grp.rows] = np.maximum(prev, _WARM_FLOOR)
             else:
                 s0[grp.rows] = grp.initial_variables(grp.distance(x1, q1))
-        self._barrier0 = _BARRIER0
-        if warm:      # start on the central path of the warm point: μ₀ = mean product
-            prods = [p for g in self.system.contacts
-                     for p in _products(g, s0[g.rows])]
-            self._barrier0 = float(min(_BARRIER0, max(np.mean(np.concatenate(prods)),
-                                                      self.tol)))
         try:
             s, iters = self._newton(s0.copy())
         except NewtonError:
@@ -292,13 +351,33 @@ class Simulation:
             # interior-point method: retry the step once from the cold start
             for grp in self.system.contacts:
                 s0[grp.rows] = grp.initial_variables(grp.distance(x1, q1))
-            self._barrier0 = _BARRIER0
             s, iters = self._newton(s0)
         self.contact_variables = [s[grp.rows].copy() for grp in self.system.contacts]
         v1, w1, lam = self.system.unpack(s)
         self.x, self.q, self.v, self.w, self._lam = x1, q1, v1.copy(), w1.copy(), lam
+        self._previous = current
         self.t += self.dt
         return iters
+
+    def _extrapolated_guess(self) -> np.ndarray | None:
+        """Initial Newton point ``2 s_k - s_{k-1}`` (linear extrapolation of velocities and
+        multipliers over the last two steps), or ``None`` (start from ``s_k``) at the first
+        step after :meth:`set_state`, with contacts (impacts make velocities non-smooth) or
+        when the extrapolated rate would leave ``|ω| < 2/Δt`` (eq. 17).
+
+        The integrator's solution is unchanged, only the starting point: ``s_{k+1} - s_k`` is
+        O(Δt) while the extrapolation error is O(Δt²): on a 100-link pendulum the initial
+        residual drops about 10× and the Newton iterations per step from 2.15 to 2.04 at
+        ``tol = 1e-10`` (the fused gravity-only kernel does the same in compiled code).
+        """
+        if (self._previous is None or not self.extrapolate
+                or (self.system.contacts and not self.contact_extrapolation)):
+            return None
+        v0, w0, lam0 = self._previous
+        w = 2.0 * self.w - w0
+        if not np.all(np.einsum("ij,ij->i", w, w) < (1.0 / self.dt) ** 2):
+            return None
+        return self.system.pack(2.0 * self.v - v0, w, 2.0 * self._lam - lam0)
 
     def _forces(self, values: Mapping[str, np.ndarray] | None) -> np.ndarray | None:
         if not values:
@@ -399,8 +478,8 @@ class Simulation:
                           complementarity=comp)
 
 
-#: Initial barrier parameter of the interior-point method.
-_BARRIER0 = 0.1
+#: Fraction to the boundary of the interior-point steps (Nocedal & Wright eq. 19.9).
+_TAU = 0.995
 #: Warm start: the previous step's contact variables raised to at least this value.
 _WARM_FLOOR = 1e-3
 
@@ -433,6 +512,11 @@ def _backtrack(residual, s, ds, alpha, merit, measure, halvings: int = 40):
             return trial, ft
         alpha *= 0.5
     return None
+
+
+def _norm2(f: np.ndarray) -> float:
+    """Euclidean norm (NaN for a non-finite ``f``, which fails every ``<`` test)."""
+    return float(np.sqrt(np.dot(f, f)))
 
 
 def _norm(f: np.ndarray) -> float:

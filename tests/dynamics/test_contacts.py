@@ -71,6 +71,22 @@ def test_sphere_chain_runs_with_joints_and_contacts():
     assert traj.iterations[1:].max() <= 50
 
 
+def test_long_sphere_chain_passes_the_old_interior_point_stall():
+    """Issue #6: ``sphere_chain(100)`` at Δt = 0.01 s jammed the interior point at t = 0.17 s
+    (a friction pair ``β_i, η_i`` driven to the boundary together under a fixed barrier;
+    fraction-to-the-boundary steps of ~1e-6). The predictor-corrector re-centres it."""
+    n, mu, steps = 100, 0.5, 20
+    traj = Simulation(models.sphere_chain(n, friction=mu), dt=0.01).run(steps, progress=False)
+    assert traj.complementarity[1:].max() <= 1e-10
+    assert traj.contact_distance.min() > -1e-9
+    assert traj.constraint_violation.max() < 1e-9
+    assert traj.iterations[1:].max() < 50
+    # friction slows the sliding chain steadily (about μ g = 4.9 m/s² while it slides)
+    vx = traj.v[:, :, 0].mean(axis=1)
+    assert np.all(np.diff(vx) < 0.0)
+    assert 0.0 < vx[-1] < 1.0 - 0.5 * mu * G * traj.t[-1]
+
+
 def _contact_system(seed=0):
     spec = models.box_drop(height=0.01)
     m = MaximalModel(spec)
@@ -156,3 +172,50 @@ def test_quadruped_stands_under_pd_control():
     assert traj.contact_distance[-1].max() < 1e-6       # all four feet on the ground
     assert traj.constraint_violation.max() < 1e-9
     assert traj.complementarity.max() <= 1e-10
+
+
+def test_factor_resolve_and_solve_linear_agree():
+    """``solve_linear(s, f, refine=...)`` = ``factor(s)`` then ``resolve(-f)``; the refined
+    solve has a linear residual no larger than the plain one."""
+    S, s = _contact_system(seed=5)
+    f = S.residual(s)
+    plain = S.solve_linear(s, f, refine=False)
+    refined = S.solve_linear(s, f)
+    S.factor(s)
+    np.testing.assert_allclose(S.resolve(-f, refine=False), plain, rtol=0, atol=0)
+    F = S.matrix.to_dense()
+    np.testing.assert_allclose(F @ plain, -f, atol=1e-9)
+    assert np.abs(F @ refined + f).max() <= np.abs(F @ plain + f).max() + 1e-15
+
+
+def test_compiled_ground_kernels_match_the_numpy_reference_on_the_sphere_chain():
+    spec = models.sphere_chain(3)
+    m = MaximalModel(spec)
+    rng = np.random.default_rng(2)
+    x, q, v, w = m.initial_state()
+    v, w = rng.normal(size=v.shape), rng.normal(size=w.shape)
+    lam = rng.normal(size=(len(m.joints), 6))
+    out = []
+    for kernels in ("compiled", "reference"):
+        S = StepSystem(m, 0.01, kernels=kernels)
+        S.begin(x + 0.01 * v, quaternion_update(q, w, 0.01), v, w)
+        S.barrier = 0.1
+        s = S.pack(v, w, lam)
+        for grp in S.contacts:
+            s[grp.rows] = np.linspace(0.3, 1.7, grp.rows.size).reshape(grp.rows.shape)
+        out.append((S.residual(s), S.jacobian(s).data.copy()))
+    np.testing.assert_allclose(out[0][0], out[1][0], atol=1e-12)
+    np.testing.assert_allclose(out[0][1], out[1][1], atol=1e-12)
+
+
+def test_benchmark_scaling_summary_fits_slope_and_affine_cost():
+    from comparisons.contact_bench import affine_fit, scaling_summary
+    rows = [{"n": n, "maximal_status": "ok", "maximal_s": 1e-3 * (300 + 20 * n),
+             "maximal_us_per_step": 300 + 20 * n, "maximal_us_per_iteration": 100 + 5 * n,
+             "maximal_iterations": 3.0, "mujoco_s": 1e-6 * n * n} for n in (10, 20, 50, 100)]
+    a, b = affine_fit(rows)
+    assert (a, b) == (pytest.approx(100), pytest.approx(5))
+    summ = scaling_summary(rows)
+    assert summ["slope_mujoco"] == pytest.approx(2.0)
+    assert 0.5 < summ["slope_step"] < 1.0
+    assert summ["iterations_per_step"] == {10: 3.0, 20: 3.0, 50: 3.0, 100: 3.0}

@@ -1,0 +1,444 @@
+"""Compiled (numba) contact rows of the step system; :mod:`.contacts` holds the NumPy reference.
+
+Every function works on one :class:`~.contacts.ContactGroup` (contacts with the same number
+``m`` of friction directions) and reads the unknowns straight from the packed solution vector
+``s`` (body ``i``'s ``[v₁; ω₁]`` at ``s[6i:6i+6]``, contact ``c``'s variables from row ``r0[c]``
+on, in the block order ``[γ, s_φ, β (m), η (m), ψ, s_ψ]`` of :mod:`.contacts`). One call per
+group replaces the dozen small NumPy calls of the reference, the fixed cost per
+interior-point iteration (Brüdigam et al. 2023, §3.3-3.5 eq. 22-29, App. D).
+
+Geometry kinds (``kind``): ``0`` body point vs the ground plane, ``1`` sphere vs the ground,
+``2`` sphere vs sphere (body ``a`` and ``b``), ``3`` sphere (body ``a``) vs box (body ``b``,
+half extents ``half``). The second body of a ground contact is ``-1``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["velocity_maps", "contact_residual", "contact_jacobian", "distances_next"]
+
+_S = (1.0, 1.0, 1.0, 2.0, 2.0, 2.0)
+
+
+@njit(cache=True, inline="always")
+def _rotmat(q, Q):
+    s, x, y, z = q[0], q[1], q[2], q[3]
+    Q[0, 0] = s * s + x * x - y * y - z * z
+    Q[0, 1] = 2.0 * (x * y - s * z)
+    Q[0, 2] = 2.0 * (x * z + s * y)
+    Q[1, 0] = 2.0 * (x * y + s * z)
+    Q[1, 1] = s * s - x * x + y * y - z * z
+    Q[1, 2] = 2.0 * (y * z - s * x)
+    Q[2, 0] = 2.0 * (x * z - s * y)
+    Q[2, 1] = 2.0 * (y * z + s * x)
+    Q[2, 2] = s * s - x * x - y * y + z * z
+
+
+@njit(cache=True, inline="always")
+def _next_quaternion(q, w, dt, out):
+    """``q₂ = (Δt/2) L(q₁) [ω̄ₛ; ω₁]`` (eq. 17); returns ``ω̄ₛ`` (NaN if ``|ω| >= 2/Δt``)."""
+    arg = 4.0 / (dt * dt) - (w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    ws = np.sqrt(arg) if arg > 0.0 else np.nan
+    h = 0.5 * dt
+    out[0] = h * (q[0] * ws - q[1] * w[0] - q[2] * w[1] - q[3] * w[2])
+    out[1] = h * (q[0] * w[0] + q[1] * ws + q[2] * w[2] - q[3] * w[1])
+    out[2] = h * (q[0] * w[1] + q[2] * ws + q[3] * w[0] - q[1] * w[2])
+    out[3] = h * (q[0] * w[2] + q[3] * ws + q[1] * w[1] - q[2] * w[0])
+    return ws
+
+
+@njit(cache=True)
+def _box_geometry(p, half, c, d):
+    """Closest point ``c`` of the box ``|c_i| <= half_i`` to ``p`` (box frame), ``d = p - c``;
+    returns the signed distance to the box surface and, inside, the face axis (else -1)."""
+    inside = True
+    for i in range(3):
+        c[i] = min(max(p[i], -half[i]), half[i])
+        d[i] = p[i] - c[i]
+        if abs(p[i]) > half[i]:
+            inside = False
+    if not inside:
+        return np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), -1
+    best, axis = np.inf, 0
+    for i in range(3):
+        gap = half[i] - abs(p[i])
+        if gap < best:
+            best, axis = gap, i
+    return -best, axis
+
+
+@njit(cache=True)
+def _box_normal_local(p, half, nl):
+    """Outward unit normal (box frame) of the nearest box feature to ``p``."""
+    c = np.empty(3)
+    d = np.empty(3)
+    dist, axis = _box_geometry(p, half, c, d)
+    if axis < 0:
+        for i in range(3):
+            nl[i] = d[i] / dist
+    else:
+        nl[:] = 0.0
+        nl[axis] = 1.0 if p[axis] >= 0.0 else -1.0
+    return dist
+
+
+@njit(cache=True)
+def velocity_maps(x, q, m, body, other, kind, point, radius, radius_b, half, P):
+    """``P`` (n, 1 + m, 12) at ``z₁``: the contact point's relative velocity map ``[P_a, P_b]``
+    along the normal and the ``m`` tangent directions (see :meth:`ContactGroup.velocity_map`)."""
+    n = body.shape[0]
+    Q = np.empty((3, 3))
+    Qb = np.empty((3, 3))
+    nrm = np.empty(3)
+    t1 = np.empty(3)
+    t2 = np.empty(3)
+    pa = np.empty(3)
+    pb = np.empty(3)
+    dirs = np.empty((1 + m, 3))
+    tmp = np.empty(3)
+    nl = np.empty(3)
+    for c in range(n):
+        a, b, k = body[c], other[c], kind[c]
+        _rotmat(q[a], Q)
+        if k == 0 or k == 1:
+            nrm[0], nrm[1], nrm[2] = 0.0, 0.0, 1.0
+            for i in range(3):
+                pa[i] = (Q[i, 0] * point[c, 0] + Q[i, 1] * point[c, 1] + Q[i, 2] * point[c, 2]
+                         if k == 0 else (-radius[c] if i == 2 else 0.0))
+        elif k == 2:
+            dd = 0.0
+            for i in range(3):
+                nrm[i] = x[a, i] - x[b, i]
+                dd += nrm[i] * nrm[i]
+            dd = np.sqrt(dd)
+            for i in range(3):
+                nrm[i] /= dd
+                pa[i] = -radius[c] * nrm[i]
+                pb[i] = radius_b[c] * nrm[i]
+        else:
+            _rotmat(q[b], Qb)
+            for i in range(3):
+                tmp[i] = 0.0
+                for j in range(3):
+                    tmp[i] += Qb[j, i] * (x[a, j] - x[b, j])       # box frame centre
+            _box_normal_local(tmp, half[c], nl)
+            for i in range(3):
+                nrm[i] = Qb[i, 0] * nl[0] + Qb[i, 1] * nl[1] + Qb[i, 2] * nl[2]
+            for i in range(3):
+                pa[i] = -radius[c] * nrm[i]
+                pb[i] = x[a, i] - x[b, i] - radius[c] * nrm[i]
+        # tangent basis: t1 from e_x (e_y if the normal is close to e_x), t2 = n × t1
+        e0 = 1.0 if abs(nrm[0]) < 0.9 else 0.0
+        e1 = 1.0 - e0
+        dot = e0 * nrm[0] + e1 * nrm[1]
+        t1[0], t1[1], t1[2] = e0 - dot * nrm[0], e1 - dot * nrm[1], -dot * nrm[2]
+        tn = np.sqrt(t1[0] * t1[0] + t1[1] * t1[1] + t1[2] * t1[2])
+        for i in range(3):
+            t1[i] /= tn
+        t2[0] = nrm[1] * t1[2] - nrm[2] * t1[1]
+        t2[1] = nrm[2] * t1[0] - nrm[0] * t1[2]
+        t2[2] = nrm[0] * t1[1] - nrm[1] * t1[0]
+        for i in range(3):
+            dirs[0, i] = nrm[i]
+        for j in range(m):
+            ang = 2.0 * np.pi * j / m
+            ca, sa = np.cos(ang), np.sin(ang)
+            for i in range(3):
+                dirs[1 + j, i] = ca * t1[i] + sa * t2[i]
+        if b >= 0:
+            _rotmat(q[b], Qb)
+        for j in range(1 + m):
+            d = dirs[j]
+            # rotational part Qᵀ (p_w × d): d·(ω_w × p_w) with ω_w = Q ω
+            cx = pa[1] * d[2] - pa[2] * d[1]
+            cy = pa[2] * d[0] - pa[0] * d[2]
+            cz = pa[0] * d[1] - pa[1] * d[0]
+            for i in range(3):
+                P[c, j, i] = d[i]
+                P[c, j, 3 + i] = Q[0, i] * cx + Q[1, i] * cy + Q[2, i] * cz
+            if b >= 0:
+                cx = pb[1] * d[2] - pb[2] * d[1]
+                cy = pb[2] * d[0] - pb[0] * d[2]
+                cz = pb[0] * d[1] - pb[1] * d[0]
+                for i in range(3):
+                    P[c, j, 6 + i] = -d[i]
+                    P[c, j, 9 + i] = -(Qb[0, i] * cx + Qb[1, i] * cy + Qb[2, i] * cz)
+            else:
+                for i in range(6):
+                    P[c, j, 6 + i] = 0.0
+
+
+@njit(cache=True)
+def _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b, half, grad,
+                   want_grad):
+    """``φ(z₂(ż₁))`` of contact ``c`` and, if ``want_grad``, ``∂φ/∂[ż_a; ż_b]`` in ``grad``."""
+    a, b, k = body[c], other[c], kind[c]
+    oa = 6 * a
+    if want_grad:
+        grad[:] = 0.0
+    if k == 1:
+        if want_grad:
+            grad[2] = dt
+        return x1[a, 2] + dt * s[oa + 2] - radius[c]
+    if k == 0:
+        q2 = np.empty(4)
+        ws = _next_quaternion(q1[a], s[oa + 3:oa + 6], dt, q2)
+        p = point[c]
+        qs, vx, vy, vz = q2[0], q2[1], q2[2], q2[3]
+        vp = vx * p[0] + vy * p[1] + vz * p[2]
+        crz = vx * p[1] - vy * p[0]
+        phi = (x1[a, 2] + dt * s[oa + 2] + (qs * qs - vx * vx - vy * vy - vz * vz) * p[2]
+               + 2.0 * vz * vp + 2.0 * qs * crz)
+        if want_grad:
+            grad[2] = dt
+            # ∂(Q(q) p)_z/∂q at q₂, times ∂q₂/∂ω₁ = (Δt/2) L(q₁) [-ωᵀ/ω̄ₛ; I] (eq. 17)
+            g = np.empty(4)
+            g[0] = 2.0 * qs * p[2] + 2.0 * crz
+            g[1] = -2.0 * vx * p[2] + 2.0 * vz * p[0] + 2.0 * qs * p[1]
+            g[2] = -2.0 * vy * p[2] + 2.0 * vz * p[1] - 2.0 * qs * p[0]
+            g[3] = 2.0 * vp
+            q = q1[a]
+            w = s[oa + 3:oa + 6]
+            # gL = gᵀ L(q₁)
+            gl0 = g[0] * q[0] + g[1] * q[1] + g[2] * q[2] + g[3] * q[3]
+            gl1 = -g[0] * q[1] + g[1] * q[0] + g[2] * q[3] - g[3] * q[2]
+            gl2 = -g[0] * q[2] - g[1] * q[3] + g[2] * q[0] + g[3] * q[1]
+            gl3 = -g[0] * q[3] + g[1] * q[2] - g[2] * q[1] + g[3] * q[0]
+            h = 0.5 * dt
+            grad[3] = h * (gl1 - gl0 * w[0] / ws)
+            grad[4] = h * (gl2 - gl0 * w[1] / ws)
+            grad[5] = h * (gl3 - gl0 * w[2] / ws)
+        return phi
+    ob = 6 * b
+    d = np.empty(3)
+    for i in range(3):
+        d[i] = x1[a, i] + dt * s[oa + i] - x1[b, i] - dt * s[ob + i]
+    if k == 2:
+        dist = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+        if want_grad:
+            for i in range(3):
+                grad[i] = dt * d[i] / dist
+                grad[6 + i] = -dt * d[i] / dist
+        return dist - radius[c] - radius_b[c]
+    # sphere vs box: p = Q(q_b2)ᵀ d in the box frame
+    q2 = np.empty(4)
+    ws = _next_quaternion(q1[b], s[ob + 3:ob + 6], dt, q2)
+    Q = np.empty((3, 3))
+    _rotmat(q2, Q)
+    p = np.empty(3)
+    for i in range(3):
+        p[i] = Q[0, i] * d[0] + Q[1, i] * d[1] + Q[2, i] * d[2]
+    nl = np.empty(3)
+    dist = _box_normal_local(p, half[c], nl)
+    if want_grad:
+        # ∂φ/∂p = nl; ∂p/∂x_a = Qᵀ, ∂p/∂x_b = -Qᵀ; ∂p/∂q₂ = ∂(Q(q)ᵀ d)/∂q
+        for i in range(3):
+            gi = Q[i, 0] * nl[0] + Q[i, 1] * nl[1] + Q[i, 2] * nl[2]     # (Q nl)_i
+            grad[i] = dt * gi
+            grad[6 + i] = -dt * gi
+        # Q(q)ᵀ d = Q(q^C) d; (nlᵀ Qᵀ d) is bilinear in q: gradient by the polynomial form
+        # f(q) = (s² - v·v)(nl·d) + 2 (v·nl)(v·d) - 2 s nl·(v × d)
+        qs, v = q2[0], q2[1:]
+        nd = nl[0] * d[0] + nl[1] * d[1] + nl[2] * d[2]
+        vn = v[0] * nl[0] + v[1] * nl[1] + v[2] * nl[2]
+        vd = v[0] * d[0] + v[1] * d[1] + v[2] * d[2]
+        cr = np.empty(3)                        # d × nl  (so nl·(v × d) = v·(d × nl))
+        cr[0] = d[1] * nl[2] - d[2] * nl[1]
+        cr[1] = d[2] * nl[0] - d[0] * nl[2]
+        cr[2] = d[0] * nl[1] - d[1] * nl[0]
+        g = np.empty(4)
+        g[0] = 2.0 * qs * nd - 2.0 * (v[0] * cr[0] + v[1] * cr[1] + v[2] * cr[2])
+        for i in range(3):
+            g[1 + i] = -2.0 * v[i] * nd + 2.0 * nl[i] * vd + 2.0 * vn * d[i] - 2.0 * qs * cr[i]
+        q = q1[b]
+        w = s[ob + 3:ob + 6]
+        gl0 = g[0] * q[0] + g[1] * q[1] + g[2] * q[2] + g[3] * q[3]
+        gl1 = -g[0] * q[1] + g[1] * q[0] + g[2] * q[3] - g[3] * q[2]
+        gl2 = -g[0] * q[2] - g[1] * q[3] + g[2] * q[0] + g[3] * q[1]
+        gl3 = -g[0] * q[3] + g[1] * q[2] - g[2] * q[1] + g[3] * q[0]
+        h = 0.5 * dt
+        grad[9] = h * (gl1 - gl0 * w[0] / ws)
+        grad[10] = h * (gl2 - gl0 * w[1] / ws)
+        grad[11] = h * (gl3 - gl0 * w[2] / ws)
+    return dist - radius[c]
+
+
+@njit(cache=True)
+def distances_next(s, x1, q1, dt, body, other, kind, point, radius, radius_b, half, out):
+    """``φ(z₂)`` of every contact of the group for the unknowns ``s``."""
+    grad = np.empty(12)
+    for c in range(body.shape[0]):
+        out[c] = _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
+                                half, grad, False)
+
+
+@njit(cache=True)
+def contact_residual(s, x1, q1, dt, barrier, m, body, other, kind, point, radius, radius_b,
+                     half, friction, r0, P, out):
+    """Contact rows (eq. 25-28 with slacks, App. D) and ``-S Pᵀ [γ; β]`` added to the body rows
+    of ``out``, in place."""
+    grad = np.empty(12)
+    f = np.empty(1 + m)
+    for c in range(body.shape[0]):
+        a, b = body[c], other[c]
+        r = r0[c]
+        phi = _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
+                             half, grad, False)
+        g, sp = s[r], s[r + 1]
+        out[r] = sp - phi
+        out[r + 1] = g * sp - barrier
+        f[0] = g
+        if m:
+            psi, spsi = s[r + 2 + 2 * m], s[r + 3 + 2 * m]
+            bsum = 0.0
+            for j in range(m):
+                beta, eta = s[r + 2 + j], s[r + 2 + m + j]
+                f[1 + j] = beta
+                bsum += beta
+                vel = 0.0
+                for i in range(6):
+                    vel += P[c, 1 + j, i] * s[6 * a + i]
+                if b >= 0:
+                    for i in range(6):
+                        vel += P[c, 1 + j, 6 + i] * s[6 * b + i]
+                out[r + 2 + j] = vel + psi - eta
+                out[r + 2 + m + j] = beta * eta - barrier
+            out[r + 2 + 2 * m] = psi * spsi - barrier
+            out[r + 3 + 2 * m] = spsi - friction[c] * g + bsum
+        for i in range(6):
+            acc = 0.0
+            for j in range(1 + m):
+                acc += P[c, j, i] * f[j]
+            out[6 * a + i] -= _S[i] * acc
+        if b >= 0:
+            for i in range(6):
+                acc = 0.0
+                for j in range(1 + m):
+                    acc += P[c, j, 6 + i] * f[j]
+                out[6 * b + i] -= _S[i] * acc
+
+
+@njit(cache=True)
+def contact_jacobian(s, x1, q1, dt, m, body, other, kind, point, radius, radius_b, half,
+                     friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b, data):
+    """Contact blocks of ``F`` written into the BlockMatrix buffer ``data``: the contact's
+    diagonal block (``k×k``), body-contact ``-S Pᵀ`` (``6×k``) and contact-body
+    ``∂(rows)/∂ż`` (``k×6``) per body, all row-major at the given pointers."""
+    k = 2 if m == 0 else 4 + 2 * m
+    grad = np.empty(12)
+    for c in range(body.shape[0]):
+        b = other[c]
+        r = r0[c]
+        _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b, half,
+                       grad, True)
+        D = diag_ptr[c]
+        for i in range(k * k):
+            data[D + i] = 0.0
+        g, sp = s[r], s[r + 1]
+        data[D + 1] = 1.0
+        data[D + k] = sp
+        data[D + k + 1] = g
+        if m:
+            for j in range(m):
+                rowf = D + (2 + j) * k
+                data[rowf + 2 + m + j] = -1.0
+                data[rowf + 2 + 2 * m] = 1.0
+                rowc = D + (2 + m + j) * k
+                data[rowc + 2 + j] = s[r + 2 + m + j]
+                data[rowc + 2 + m + j] = s[r + 2 + j]
+            rp = D + (2 + 2 * m) * k
+            data[rp + 2 + 2 * m] = s[r + 3 + 2 * m]
+            data[rp + 3 + 2 * m] = s[r + 2 + 2 * m]
+            rs = D + (3 + 2 * m) * k
+            data[rs + 3 + 2 * m] = 1.0
+            data[rs] = -friction[c]
+            for j in range(m):
+                data[rs + 2 + j] = 1.0
+        for end in range(2):
+            if end == 1 and b < 0:
+                break
+            off = 6 * end
+            pb = bc_a[c] if end == 0 else bc_b[c]
+            pc = cb_a[c] if end == 0 else cb_b[c]
+            for i in range(6):
+                for j in range(k):
+                    v = 0.0
+                    if j == 0:
+                        v = -_S[i] * P[c, 0, off + i]
+                    elif 2 <= j < 2 + m:
+                        v = -_S[i] * P[c, j - 1, off + i]
+                    data[pb + i * k + j] = v
+            for rr in range(k):
+                for i in range(6):
+                    v = 0.0
+                    if rr == 0:
+                        v = -grad[off + i]
+                    elif 2 <= rr < 2 + m:
+                        v = P[c, rr - 1, off + i]
+                    data[pc + rr * 6 + i] = v
+
+
+# ---------------------------------------------------------------------- interior-point helpers
+@njit(cache=True)
+def coo_matvec(rows, cols, data, x, out):
+    """``out = A x`` for the BlockMatrix buffer ``data`` with entry coordinates ``rows, cols``
+    (the BlockMatrix's own layout: no copy into a CSR matrix per Jacobian)."""
+    out[:] = 0.0
+    for k in range(data.shape[0]):
+        out[rows[k]] += data[k] * x[cols[k]]
+
+
+@njit(cache=True)
+def refinement_residual(rows, cols, data, x, rhs, out):
+    """``out = A x - rhs`` and its max-norm (iterative refinement)."""
+    for i in range(out.shape[0]):
+        out[i] = -rhs[i]
+    for k in range(data.shape[0]):
+        out[rows[k]] += data[k] * x[cols[k]]
+    big = 0.0
+    for i in range(out.shape[0]):
+        a = abs(out[i])
+        if not a <= big:            # NaN propagates
+            big = a
+    return big
+
+
+@njit(cache=True)
+def step_to_boundary(s, ds, positive, tau):
+    """Largest ``α <= 1`` with ``u + α Δu >= (1 - τ) u`` for the positive variables ``u =
+    s[positive]`` (fraction to the boundary, Nocedal & Wright eq. 19.9)."""
+    alpha = 1.0
+    for k in range(positive.shape[0]):
+        i = positive[k]
+        if ds[i] < 0.0:
+            a = -tau * s[i] / ds[i]
+            if a < alpha:
+                alpha = a
+    return alpha
+
+
+@njit(cache=True)
+def mean_product(s, ds, alpha, ia, ib):
+    """Mean of the complementarity products ``(a + α Δa)(b + α Δb)`` (``μ`` of N&W §14.2)."""
+    acc = 0.0
+    for k in range(ia.shape[0]):
+        acc += (s[ia[k]] + alpha * ds[ia[k]]) * (s[ib[k]] + alpha * ds[ib[k]])
+    return acc / ia.shape[0]
+
+
+@njit(cache=True)
+def corrector_rhs(f, target, row, da_idx, db_idx, d_aff, rhs_centre, rhs_corr):
+    """Right-hand sides of the centring step ``-f_σμ`` and of Mehrotra's corrector
+    ``-f_σμ - Δa∘Δb`` (N&W eq. 14.35); returns ``‖f_σμ‖₂``."""
+    for i in range(f.shape[0]):
+        rhs_centre[i] = -f[i]
+    for k in range(row.shape[0]):
+        rhs_centre[row[k]] += target
+    acc = 0.0
+    for i in range(f.shape[0]):
+        acc += rhs_centre[i] * rhs_centre[i]
+        rhs_corr[i] = rhs_centre[i]
+    for k in range(row.shape[0]):
+        rhs_corr[row[k]] -= d_aff[da_idx[k]] * d_aff[db_idx[k]]
+    return np.sqrt(acc)
