@@ -3,10 +3,13 @@ the compiled ABA against ``pinocchio.aba``.
 
 Setting of Fig. 3: serial chains of ``n`` boxes 0.3 × 0.3 × 1.5 m on revolute joints under
 gravity, Δt = 1 ms, 1000 steps, DOF 2 … 100; the DEL equation is evaluated by DRNEA and solved by
-Newton (finite-difference DEL Jacobian, dense solve), RIQN (impulse-based ABA) or Broyden, all in
-the same compiled loop (:func:`dynamics.minimal.compiled.simulate_variational_compiled`), so the
-ratios compare root finders, not languages. The paper reports RIQN 3.8× faster than Newton at
-10 DOF and 53× at 100 DOF.
+Newton (the analytic DEL Jacobian of the paper's appendix, Algorithm 4, O(n²), and a dense
+solve), RIQN (impulse-based ABA) or Broyden, all in the same compiled loop
+(:func:`dynamics.minimal.compiled.simulate_variational_compiled`), so the ratios compare root
+finders, not languages. The paper reports RIQN 3.8× faster than Newton at 10 DOF and 53× at
+100 DOF. ``newton_jacobian="fd"`` (``--newton-jacobian fd`` on the command line) times Newton
+with the earlier central finite-difference Jacobian (``2n`` DRNEA evaluations per iteration)
+instead.
 
 The default initial guess is IG1 (``q_{k+1} = q_k``) so that every solver really iterates: with
 IG3 the slowly swinging long chains are often within the tolerance before the first update
@@ -50,8 +53,9 @@ def box_chain(n: int, *, size=(0.3, 0.3, 1.5), mass: float = 1.0,
 
 def fig3_timings(dofs=(2, 5, 10, 20, 50, 100), *, steps: int = 1000, dt: float = 1e-3,
                  solvers=SOLVERS, initial_guess: str = "ig1", repeats: int = 1,
-                 tol: float = 1e-11) -> list[dict]:
-    """Wall-clock seconds of ``steps`` variational steps per DOF and solver.
+                 tol: float = 1e-11, newton_jacobian: str = "analytic") -> list[dict]:
+    """Wall-clock seconds of ``steps`` variational steps per DOF and solver (Newton's DEL
+    Jacobian: ``newton_jacobian``, ``"analytic"`` (Algorithm 4) or ``"fd"``).
 
     Returns
     -------
@@ -62,7 +66,8 @@ def fig3_timings(dofs=(2, 5, 10, 20, 50, 100), *, steps: int = 1000, dt: float =
     rows = []
     warm = Model(box_chain(2))
     for solver in solvers:                          # compile every kernel once
-        simulate_variational_compiled(warm, [0.3, 0.0], [0.0, 0.0], dt, 2, solver=solver)
+        simulate_variational_compiled(warm, [0.3, 0.0], [0.0, 0.0], dt, 2, solver=solver,
+                                      jacobian=newton_jacobian)
     for n in dofs:
         model = Model(box_chain(n))
         q0 = np.zeros(n)
@@ -73,7 +78,8 @@ def fig3_timings(dofs=(2, 5, 10, 20, 50, 100), *, steps: int = 1000, dt: float =
             for _ in range(repeats):
                 start = time.perf_counter()
                 res = simulate_variational_compiled(model, q0, v0, dt, steps, solver=solver,
-                                                    initial_guess=initial_guess, tol=tol)
+                                                    initial_guess=initial_guess, tol=tol,
+                                                    jacobian=newton_jacobian)
                 best = min(best, time.perf_counter() - start)
             rows.append({"dof": n, "solver": solver, "seconds": best,
                          "per_step_us": 1e6 * best / steps,
@@ -117,9 +123,10 @@ def aba_timing(n: int = 100, *, number: int = 2000, repeats: int = 5, seed: int 
 
 
 def minimal_bench(*, quick: bool = False, dofs=None, steps: int | None = None,
-                  initial_guess: str = "ig1") -> dict:
-    """Fig. 3 timings, RIQN and Broyden speed-ups over Newton beside the paper's, and ABA vs
-    Pinocchio at n = 100 (``quick``: DOF 2, 4, 100 steps, n = 10 for ABA).
+                  initial_guess: str = "ig1", newton_jacobian: str = "analytic") -> dict:
+    """Fig. 3 timings, RIQN and Broyden speed-ups over Newton (analytic DEL Jacobian unless
+    ``newton_jacobian="fd"``) beside the paper's, and ABA vs Pinocchio at n = 100 (``quick``:
+    DOF 2, 4, 100 steps, n = 10 for ABA).
 
     Returns
     -------
@@ -130,7 +137,8 @@ def minimal_bench(*, quick: bool = False, dofs=None, steps: int | None = None,
     if dofs is None:
         dofs = (2, 4) if quick else (2, 5, 10, 20, 50, 100)
     steps = (100 if quick else 1000) if steps is None else steps
-    rows = fig3_timings(dofs, steps=steps, initial_guess=initial_guess)
+    rows = fig3_timings(dofs, steps=steps, initial_guess=initial_guess,
+                        newton_jacobian=newton_jacobian)
     return {"rows": rows, "speedup_riqn": speedups(rows),
             "speedup_broyden": speedups(rows, solver="broyden"),
             "paper_speedup": dict(PAPER_SPEEDUP),

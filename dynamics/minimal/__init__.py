@@ -3,8 +3,10 @@
 Modules: :mod:`.spatial` (SE(3) algebra), :mod:`.joints`, :mod:`.model`, :mod:`.configuration`,
 :mod:`.algorithms` (FK, RNEA, ABA, CRBA, energies), :mod:`.forces` (joint springs / dampers),
 :mod:`.integrators` (explicit Euler, semi-implicit Euler, RKMK4, :func:`simulate`),
-:mod:`.variational` (DRNEA, RIQN / Newton / Broyden) and :mod:`.compiled` (numba kernels for
-revolute / prismatic trees).
+:mod:`.variational` (DRNEA, RIQN / Newton / Broyden), :mod:`.compiled` (numba kernels for
+revolute / prismatic trees) and :mod:`.general_joint` (Si & Guenter's general scleronomic
+joints: ``T(q)`` in sympy, ``S`` and ``Ṡ`` derived; plug in with ``Model(spec,
+custom_joints=...)``).
 
 A :class:`Model` is built from a :class:`~dynamics.spec.MechanismSpec` or a URDF; as in
 Pinocchio, ``data = model.create_data()`` holds the work arrays and the algorithms are free
@@ -42,6 +44,7 @@ from .configuration import (
     to_spec_coordinates,
 )
 from .forces import joint_forces, spring_energy, total_energy
+from .general_joint import GeneralJoint, GeneralJointError
 from .integrators import SimulationResult, simulate
 from .joints import FloatingJoint, JointModel, PrismaticJoint, RevoluteJoint, SphericalJoint
 from .model import SUPPORTED_JOINTS, Data, Model, TreeModelError
@@ -56,4 +59,5 @@ __all__ = [
     "from_spec_coordinates", "to_spec_coordinates", "initial_state",
     "joint_forces", "spring_energy", "total_energy", "simulate", "SimulationResult",
     "drnea", "impulse_aba", "simulate_variational", "ConvergenceError",
+    "GeneralJoint", "GeneralJointError",
 ]

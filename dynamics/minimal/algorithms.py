@@ -54,7 +54,11 @@ def _placements(model: Model, data: Data, q) -> np.ndarray:
     _check_data(model, data)
     q = check_configuration(model, q)
     for jm in model.joints:
-        R_j, p_j = jm.transform(q[jm.q_slice])
+        if jm.constant_subspace:
+            R_j, p_j = jm.transform(q[jm.q_slice])
+        else:       # general joints: S(q) with the transform (dynamics.minimal.general_joint)
+            R_j, p_j, S_j = jm.kinematics(q[jm.q_slice])
+            data.S[jm.index][:] = S_j
         P = jm.placement
         T = data.T_parent_link[jm.index]
         T[:3, :3] = P[:3, :3] @ R_j
@@ -112,7 +116,8 @@ def rnea(model: Model, data: Data, q, v, a) -> np.ndarray:
 
     Forward pass ``V_i = X_i V_λ(i) + S_i v_i``, ``A_i = X_i A_λ(i) + S_i a_i + ad(V_i) S_i v_i``
     (``A_world = (0; -g)``), ``F_i = G_i A_i - ad(V_i)ᵀ G_i V_i``; backward pass ``τ_i = S_iᵀ F_i``,
-    ``F_λ(i) += X_iᵀ F_i``.
+    ``F_λ(i) += X_iᵀ F_i``. General joints (:mod:`.general_joint`, ``S_i(q_i)``) add their rate
+    term ``Ṡ_i v_i`` to ``A_i`` (and to ``c_i`` in ``aba``).
 
     Parameters
     ----------
@@ -151,17 +156,19 @@ def rnea(model: Model, data: Data, q, v, a) -> np.ndarray:
     V, A, F, X = data.V, data.A, data.F, data.X_link_parent
     for jm in model.joints:
         i, p = jm.index, jm.parent
-        S = jm.S
+        S = data.S[i]
         Sv = S @ v[jm.v_slice]
         V[i] = X[i] @ (V[p] if p >= 0 else zero) + Sv
         ad_V = _ad_matrix(V[i])
         A[i] = X[i] @ (A[p] if p >= 0 else data.a_gravity) + S @ a[jm.v_slice] \
             + ad_V @ Sv
+        if not jm.constant_subspace:
+            A[i] += jm.subspace_rate(q[jm.q_slice], v[jm.v_slice])
         G = model.inertias[i]
         F[i] = G @ A[i] - ad_V.T @ (G @ V[i])
     for jm in reversed(model.joints):
         i, p = jm.index, jm.parent
-        data.tau[jm.v_slice] = jm.S.T @ F[i]
+        data.tau[jm.v_slice] = data.S[i].T @ F[i]
         if p >= 0:
             F[p] += X[i].T @ F[i]
     return data.tau.copy()
@@ -214,15 +221,17 @@ def aba(model: Model, data: Data, q, v, tau) -> np.ndarray:
     V, A, X, c, pa, Ia = data.V, data.A, data.X_link_parent, data.c, data.pa, data.Ia
     for jm in model.joints:
         i, p = jm.index, jm.parent
-        Sv = jm.S @ v[jm.v_slice]
+        Sv = data.S[i] @ v[jm.v_slice]
         V[i] = X[i] @ (V[p] if p >= 0 else zero) + Sv
         ad_V = _ad_matrix(V[i])
         c[i] = ad_V @ Sv
+        if not jm.constant_subspace:
+            c[i] += jm.subspace_rate(q[jm.q_slice], v[jm.v_slice])
         G = model.inertias[i]
         Ia[i] = G
         pa[i] = -ad_V.T @ (G @ V[i])
     for jm in reversed(model.joints):
-        i, p, S = jm.index, jm.parent, jm.S
+        i, p, S = jm.index, jm.parent, data.S[jm.index]
         # keep Ia exactly symmetric: rounding asymmetry otherwise grows along a chain (to 1e-2
         # relative error in ddq for 30 slender links on ball joints)
         Ia[i] = 0.5 * (Ia[i] + Ia[i].T)
@@ -243,7 +252,7 @@ def aba(model: Model, data: Data, q, v, tau) -> np.ndarray:
         a_i = X[i] @ (A[p] if p >= 0 else data.a_gravity) + c[i]
         ddq = data.D_inv[i] @ (data.u[i] - data.U[i].T @ a_i)
         data.ddq[jm.v_slice] = ddq
-        A[i] = a_i + jm.S @ ddq
+        A[i] = a_i + data.S[i] @ ddq
     return data.ddq.copy()
 
 
@@ -278,8 +287,9 @@ def crba(model: Model, data: Data, q) -> np.ndarray:
     for jm in model.joints:
         i = jm.index
         rows = jm.v_slice
-        F = Ic[i] @ jm.S
-        block = jm.S.T @ F
+        S = data.S[i]
+        F = Ic[i] @ S
+        block = S.T @ F
         M[rows, rows] = 0.5 * (block + block.T) if jm.nv > 1 else block    # exactly symmetric
         j = i
         while model.parents[j] >= 0:
@@ -287,7 +297,7 @@ def crba(model: Model, data: Data, q) -> np.ndarray:
             j = model.parents[j]
             jp = model.joints[j]
             cols = jp.v_slice
-            M[cols, rows] = jp.S.T @ F
+            M[cols, rows] = data.S[j].T @ F
             M[rows, cols] = M[cols, rows].T
     return M.copy()
 
@@ -300,7 +310,7 @@ def kinetic_energy(model: Model, data: Data, q, v) -> float:
     energy = 0.0
     for jm in model.joints:
         i, p = jm.index, jm.parent
-        V[i] = jm.S @ v[jm.v_slice]
+        V[i] = data.S[i] @ v[jm.v_slice]
         if p >= 0:
             V[i] += X[i] @ V[p]
         energy += 0.5 * V[i] @ model.inertias[i] @ V[i]

@@ -1,11 +1,18 @@
-"""numba kernels for trees of revolute and prismatic joints: RNEA, ABA, DRNEA and the whole
-variational simulation loop (RIQN, Newton, Broyden), with the signatures of the NumPy reference.
+"""numba kernels for trees of revolute and prismatic joints: RNEA, ABA, DRNEA, its analytic
+Jacobian (Algorithm 4) and the whole variational simulation loop (RIQN, Newton, Broyden), with
+the signatures of the NumPy reference.
 
 The model is flattened once (lazily, cached on the model by :func:`flat_model`) into arrays:
 parent index, joint type (0 revolute, 1 prismatic), axis, joint placement ``(R_P, p_P)``,
 spatial inertia, mass and first moment, spring / damper constants and rest angle. A link
 placement is kept as ``(R, p)`` and ``X = Ad(T)⁻¹`` is applied without forming it:
 ``X (w; v) = (Rᵀw; Rᵀ(v - p × w))`` and ``Xᵀ (m; f) = (R m + p × R f; R f)``.
+
+The DEL Jacobian :func:`_del_jacobian` is the one of
+:meth:`dynamics.minimal.variational._StepProblem.jacobian` (see that module's docstring):
+per link ``Z_i = (K(ξ_i, G_i ξ_i/Δt) + dlog(ξ_i)ᵀ G_i/Δt) dlog(-ξ_i)``, then one column per
+joint ``j``: ``c_i = X_i(q_{k+1}) c_λ(i)`` down the subtree of ``j`` (``c_j = S_j``), and the
+backward pass ``F_i = Z_i c_i + Σ X_c(q_k)ᵀ F_c``, ``J_ij = S_iᵀ F_i``: O(n·depth) ≤ O(n²).
 
 ABA is split in a configuration-only factorization (articulated inertias ``Ia``, ``U = Ia S``,
 ``1/(Sᵀ U)``) and a solve (bias forces and accelerations); RIQN's impulse ABA
@@ -16,7 +23,7 @@ Every kernel is ``@njit(cache=True)``; the first call compiles (timings must exc
 References
 ----------
 R. Featherstone, *Rigid Body Dynamics Algorithms*, 2008, Tables 5.1 and 7.1.
-J. Lee, C. K. Liu, F. C. Park, S. S. Srinivasa (2016), Algorithms 2-3.
+J. Lee, C. K. Liu, F. C. Park, S. S. Srinivasa (2016), Algorithms 1-4.
 """
 from __future__ import annotations
 
@@ -29,12 +36,14 @@ from numba import njit
 from .configuration import as_vector
 from .forces import joint_springs
 from .model import Data, Model
+from .variational import _D_SERIES, _SERIES_ANGLE
 
 __all__ = ["FlatModel", "flat_model", "supports", "rnea", "aba", "drnea_momentum_form",
-           "simulate_variational_compiled"]
+           "del_jacobian", "simulate_variational_compiled"]
 
 _SOLVER_CODES = {"riqn": 0, "newton": 1, "broyden": 2}
 _GUESS_CODES = {"ig1": 0, "ig2": 1, "ig3": 2}
+_JACOBIAN_CODES = {"analytic": 0, "fd": 1}
 _FD_STEP = 1e-6
 
 
@@ -473,6 +482,160 @@ def _dlog_transpose(xi, y, out):
 
 
 @njit(cache=True)
+def _dlog_matrix(xi, out):
+    """``out = dlog(ξ) = [[J⁻¹, 0], [-J⁻¹ Q J⁻¹, J⁻¹]]`` (6×6)."""
+    theta = math.sqrt(xi[0] ** 2 + xi[1] ** 2 + xi[2] ** 2)
+    _, b, c, d, e, f = _coeffs(theta)
+    W, P = np.empty((3, 3)), np.empty((3, 3))
+    _skew(xi[:3], W)
+    _skew(xi[3:], P)
+    W2 = W @ W
+    WP, PW = W @ P, P @ W
+    WPW = WP @ W
+    Q = (0.5 * P + c * (WP + PW + WPW) + e * (W @ WP + PW @ W - 3.0 * WPW)
+         + f * (WPW @ W + W @ WPW))
+    Jinv = np.eye(3) - 0.5 * W + d * W2
+    L = -(Jinv @ Q @ Jinv)
+    for a in range(3):
+        for k in range(3):
+            out[a, k] = Jinv[a, k]
+            out[3 + a, 3 + k] = Jinv[a, k]
+            out[a, 3 + k] = 0.0
+            out[3 + a, k] = L[a, k]
+
+
+@njit(cache=True)
+def _d_derivatives(theta):
+    """``d(t)``, ``d'(t)``, ``d''(t)``, ``t = θ²`` (as ``variational._d_and_derivatives``)."""
+    if theta < _SERIES_ANGLE:
+        t = theta * theta
+        d = d1 = d2 = 0.0
+        for n in range(_D_SERIES.shape[0], 0, -1):
+            a = _D_SERIES[n - 1]
+            d = d * t + a
+            if n >= 2:
+                d1 = d1 * t + (n - 1) * a
+            if n >= 3:
+                d2 = d2 * t + (n - 1) * (n - 2) * a
+        return d, d1, d2
+    half = 0.5 * theta
+    sh, ch = math.sin(half), math.cos(half)
+    cot, csc2 = ch / sh, 1.0 / (sh * sh)
+    t2 = theta * theta
+    return ((1.0 - half * cot) / t2,
+            (t2 * csc2 + 2.0 * theta * cot - 8.0) / (8.0 * t2 * t2),
+            (-t2 * theta * cot * csc2 - 3.0 * t2 * csc2 - 6.0 * theta * cot + 32.0)
+            / (16.0 * t2 * t2 * t2))
+
+
+@njit(cache=True)
+def _g_gradient(w0, w1, w2, y, d, d1, out, r0, c0):
+    """``out[r0:r0+3, c0:c0+3] += ∂g/∂w`` for ``g(w, y) = y + ½ w×y + d (s w - t y)``."""
+    w = (w0, w1, w2)
+    s = w0 * y[0] + w1 * y[1] + w2 * y[2]
+    t = w0 * w0 + w1 * w1 + w2 * w2
+    for a in range(3):
+        ra = s * w[a] - t * y[a]
+        for b in range(3):
+            val = d * (w[a] * y[b] - 2.0 * y[a] * w[b]) + 2.0 * d1 * ra * w[b]
+            if a == b:
+                val += d * s
+            out[r0 + a, c0 + b] += val
+    # -½ ŷ
+    out[r0 + 0, c0 + 1] += 0.5 * y[2]
+    out[r0 + 0, c0 + 2] -= 0.5 * y[1]
+    out[r0 + 1, c0 + 0] -= 0.5 * y[2]
+    out[r0 + 1, c0 + 2] += 0.5 * y[0]
+    out[r0 + 2, c0 + 0] += 0.5 * y[1]
+    out[r0 + 2, c0 + 1] -= 0.5 * y[0]
+
+
+@njit(cache=True)
+def _dlog_transpose_jacobian(xi, y, K):
+    """``K = ∂(dlog(ξ)ᵀ y)/∂ξ`` (``variational.dlog_transpose_jacobian``)."""
+    w0, w1, w2 = xi[0], xi[1], xi[2]
+    w, v = (w0, w1, w2), (xi[3], xi[4], xi[5])
+    yw, yv = y[:3], y[3:]
+    d, d1, d2 = _d_derivatives(math.sqrt(w0 * w0 + w1 * w1 + w2 * w2))
+    for a in range(6):
+        for b in range(6):
+            K[a, b] = 0.0
+    _g_gradient(w0, w1, w2, yw, d, d1, K, 0, 0)
+    _g_gradient(w0, w1, w2, yv, d, d1, K, 0, 3)
+    for a in range(3):
+        for b in range(3):
+            K[3 + a, b] = K[a, 3 + b]
+    # DG₁(w, y_v)[v]
+    s = w0 * yv[0] + w1 * yv[1] + w2 * yv[2]
+    t = w0 * w0 + w1 * w1 + w2 * w2
+    sv = v[0] * yv[0] + v[1] * yv[1] + v[2] * yv[2]
+    tv = 2.0 * (w0 * v[0] + w1 * v[1] + w2 * v[2])
+    for a in range(3):
+        ra = s * w[a] - t * yv[a]
+        qa = sv * w[a] + s * v[a] - tv * yv[a]
+        for b in range(3):
+            val = (d1 * tv * (w[a] * yv[b] - 2.0 * yv[a] * w[b])
+                   + d * (v[a] * yv[b] - 2.0 * yv[a] * v[b])
+                   + 2.0 * d2 * tv * ra * w[b] + 2.0 * d1 * (qa * w[b] + ra * v[b]))
+            if a == b:
+                val += d1 * tv * s + d * sv
+            K[a, b] += val
+
+
+@njit(cache=True)
+def _del_jacobian(parent, jtype, axis, G, Rk, pk, Rn, pn, dR, dp, half_d, dt, Z, c, Fc, J):
+    """Algorithm 4: ``J = ∂f/∂q_{k+1}`` from the placements at ``q_k`` (``Rk, pk``) and
+    ``q_{k+1}`` (``Rn, pn``) and the displacements ``ΔT = (dR, dp)`` left by :func:`_residual`.
+    ``Z`` (n, 6, 6), ``c`` and ``Fc`` (n, 6) are scratch."""
+    n = Rk.shape[0]
+    xi, y, S = np.empty(6), np.empty(6), np.empty(6)
+    K, Dm, Bm, A = np.empty((6, 6)), np.empty((6, 6)), np.empty((6, 6)), np.empty((6, 6))
+    in_sub = np.zeros(n, dtype=np.bool_)
+    for i in range(n):
+        _log_se3(dR[i], dp[i], xi)
+        for a in range(6):
+            y[a] = _dot6(G[i, a], xi) / dt
+        _dlog_transpose_jacobian(xi, y, K)
+        _dlog_matrix(xi, Dm)
+        for a in range(6):
+            xi[a] = -xi[a]
+        _dlog_matrix(xi, Bm)
+        for a in range(6):                  # A = K + dlog(ξ)ᵀ G / Δt
+            for b in range(6):
+                s = 0.0
+                for m in range(6):
+                    s += Dm[m, a] * G[i, m, b]
+                A[a, b] = K[a, b] + s / dt
+        for a in range(6):                  # Z = A dlog(-ξ)
+            for b in range(6):
+                s = 0.0
+                for m in range(6):
+                    s += A[a, m] * Bm[m, b]
+                Z[i, a, b] = s
+    for j in range(n):
+        for i in range(n):
+            for a in range(6):
+                Fc[i, a] = 0.0
+        for i in range(j, n):
+            if i == j:
+                in_sub[i] = True
+                _subspace(jtype[j], axis[j], c[i])
+            else:
+                in_sub[i] = in_sub[parent[i]] if parent[i] >= j else False
+                if not in_sub[i]:
+                    continue
+                _X_apply(Rn[i], pn[i], c[parent[i]], c[i])
+            for a in range(6):
+                Fc[i, a] = _dot6(Z[i, a], c[i])
+        for i in range(n - 1, -1, -1):
+            _subspace(jtype[i], axis[i], S)
+            J[i, j] = _dot6(S, Fc[i])
+            if parent[i] >= 0:
+                _XT_add(Rk[i], pk[i], Fc[i], Fc[parent[i]])
+        J[j, j] += half_d[j]
+
+
+@njit(cache=True)
 def _gravity_wrench(parent, G, R, p, gvec, g, Fg):
     """``F_grav,i = G_i g_i`` with ``g_i = X_i g_λ(i)``, ``g_world = (0; gravity)``."""
     world = np.zeros(6)
@@ -561,9 +724,11 @@ def _potential(parent, R, p, mass, first_moment, gvec, stiffness, rest, q):
 
 @njit(cache=True)
 def _simulate(parent, jtype, axis, PR, Pp, G, mass, first_moment, gvec, stiffness, damping,
-              rest, q0, v0, p0, dt, steps, solver, guess, tol, max_iter, weights,
+              rest, q0, v0, p0, dt, steps, solver, guess, tol, max_iter, weights, jac, tau_k,
               Qout, Vout, E, iters):
-    """The whole variational simulation; returns -1 or the index of a step that failed."""
+    """The whole variational simulation; returns -1 or the index of a step that failed.
+    ``jac``: Newton's Jacobian (0 Algorithm 4, 1 finite differences); ``tau_k`` (steps, n):
+    joint forces held over each step."""
     n = q0.shape[0]
     Rk, pk = np.empty((n, 3, 3)), np.empty((n, 3))
     Rn, pn = np.empty((n, 3, 3)), np.empty((n, 3))
@@ -582,6 +747,7 @@ def _simulate(parent, jtype, axis, PR, Pp, G, mass, first_moment, gvec, stiffnes
     a_grav[3:] = -gvec
     H = np.zeros((n, n))
     J = np.zeros((n, n))
+    Z = np.empty((n, 6, 6))
     e = np.zeros(n)
     q, p, v = q0.copy(), p0.copy(), v0.copy()
     delta_prev = dt * v0
@@ -596,14 +762,14 @@ def _simulate(parent, jtype, axis, PR, Pp, G, mass, first_moment, gvec, stiffnes
         for i in range(n):
             for d in range(6):
                 W_const[i, d] = -0.5 * dt * Fg[i, d]
-            c_const[i] = 0.5 * dt * stiffness[i] * (q[i] - rest[i]) - p[i]
+            c_const[i] = 0.5 * dt * stiffness[i] * (q[i] - rest[i]) - p[i] - dt * tau_k[k, i]
         if guess == 0:
             x = q.copy()
         elif guess == 1:
             x = q + delta_prev
         else:
             v_fd = delta_prev / dt
-            tau = -stiffness * (q - rest) - damping * v_fd
+            tau = tau_k[k] - stiffness * (q - rest) - damping * v_fd
             _velocity_terms(parent, jtype, axis, G, Rk, pk, v_fd, Vw, c, pa)
             _aba_solve(parent, jtype, axis, Rk, pk, Ia_red, U, Dinv, c, pa, tau, a_grav, ddq, A)
             x = q + dt * (v_fd + dt * ddq)
@@ -624,6 +790,11 @@ def _simulate(parent, jtype, axis, PR, Pp, G, mass, first_moment, gvec, stiffnes
                 _aba_solve(parent, jtype, axis, Rk, pk, Ia_red, U, Dinv, zeros6n, pa, dt * f,
                            zero6, ddq, A)
                 step = -ddq
+            elif solver == 1 and jac == 0:
+                # Rn, pn, dR, dp are those of x (the last _residual call)
+                _del_jacobian(parent, jtype, axis, G, Rk, pk, Rn, pn, dR, dp, half_d, dt, Z,
+                              Vw, c, J)
+                step = -np.linalg.solve(J, f)
             elif solver == 1:
                 for j in range(n):
                     e[j] = _FD_STEP
@@ -691,18 +862,49 @@ def drnea_momentum_form(model: Model, data: Data, q, p, q_next, dt: float) -> np
     return f
 
 
+def del_jacobian(model: Model, data: Data, q, p, q_next, dt: float) -> np.ndarray:
+    """Compiled :func:`dynamics.minimal.variational.del_jacobian` (Algorithm 4; revolute /
+    prismatic trees), (nv, nv). ``p`` does not enter the Jacobian (kept for symmetry with
+    :func:`drnea_momentum_form`)."""
+    fm = flat_model(model)
+    n = model.nv
+    q, p, q_next = (as_vector(x, n, name, "model.nv")
+                    for x, name in ((q, "q"), (p, "p"), (q_next, "q_next")))
+    Rk, pk, Rn, pn = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3, 3)), np.empty((n, 3))
+    dR, dp, mu, F = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 6)), np.empty((n, 6))
+    _placements(fm.parent, fm.jtype, fm.axis, fm.PR, fm.Pp, q, Rk, pk)
+    zeros6n, zeros = np.zeros((n, 6)), np.zeros(n)
+    f = np.empty(n)
+    _residual(fm.parent, fm.jtype, fm.axis, fm.PR, fm.Pp, fm.inertia, Rk, pk, zeros6n, zeros,
+              zeros, q, q_next, dt, Rn, pn, dR, dp, mu, F, f)
+    J = np.empty((n, n))
+    _del_jacobian(fm.parent, fm.jtype, fm.axis, fm.inertia, Rk, pk, Rn, pn, dR, dp,
+                  0.5 * fm.damping, float(dt), np.empty((n, 6, 6)), np.empty((n, 6)),
+                  np.empty((n, 6)), J)
+    return J
+
+
 def simulate_variational_compiled(model: Model, q0, v0, dt: float, steps: int, *,
                                   solver: str = "riqn", initial_guess: str = "ig3",
-                                  tol: float = 1e-11, max_iter: int = 50):
+                                  tol: float = 1e-11, max_iter: int = 50,
+                                  jacobian: str = "analytic", tau=None):
     """:func:`dynamics.minimal.variational.simulate_variational` in one compiled loop
-    (revolute / prismatic trees, no controller). ``step_time`` is the mean over the run.
+    (revolute / prismatic trees). ``step_time`` is the mean over the run.
+
+    Parameters
+    ----------
+    jacobian : {"analytic", "fd"}
+        Newton's DEL Jacobian: Algorithm 4 (default) or central finite differences.
+    tau : (nv,) or (steps, nv) array, optional
+        Joint forces besides springs and dampers, constant or one row per step (held over
+        step ``k``, as a controller's output in the reference loop); no feedback controller.
 
     Raises
     ------
     ConvergenceError
         Naming the failing step.
     ValueError
-        Unsupported joint types, unknown solver or initial guess, wrong lengths.
+        Unsupported joint types, unknown solver, Jacobian or initial guess, wrong lengths.
     """
     import time
 
@@ -715,12 +917,21 @@ def simulate_variational_compiled(model: Model, q0, v0, dt: float, steps: int, *
     if initial_guess not in _GUESS_CODES:
         raise ValueError(f"initial_guess must be one of {tuple(_GUESS_CODES)}, "
                          f"got {initial_guess!r}")
+    if jacobian not in _JACOBIAN_CODES:
+        raise ValueError(f"jacobian must be one of {tuple(_JACOBIAN_CODES)}, got {jacobian!r}")
     if not dt > 0.0 or int(steps) != steps or steps < 0:
         raise ValueError(f"need dt > 0 and an integer steps >= 0, got dt={dt}, steps={steps}")
     fm = flat_model(model)
     n, steps = model.nv, int(steps)
     q0 = as_vector(q0, n, "q0", "model.nq")
     v0 = as_vector(v0, n, "v0", "model.nv")
+    tau_k = np.zeros((steps, n)) if tau is None else np.asarray(tau, dtype=float)
+    if tau_k.shape == (n,):
+        tau_k = np.tile(tau_k, (steps, 1))
+    if tau_k.shape != (steps, n):
+        raise ValueError(f"tau must have shape (model.nv,) = ({n},) or (steps, model.nv) = "
+                         f"({steps}, {n}), got {np.shape(tau)}")
+    tau_k = np.ascontiguousarray(tau_k)
     M0 = crba(model, model.create_data(), q0)
     weights = dt / np.diag(M0)
     Q, V = np.empty((steps + 1, n)), np.empty((steps + 1, n))
@@ -729,8 +940,8 @@ def simulate_variational_compiled(model: Model, q0, v0, dt: float, steps: int, *
     status = _simulate(fm.parent, fm.jtype, fm.axis, fm.PR, fm.Pp, fm.inertia, fm.mass,
                        fm.first_moment, fm.gravity, fm.stiffness, fm.damping, fm.rest, q0, v0,
                        M0 @ v0, float(dt), steps, _SOLVER_CODES[solver],
-                       _GUESS_CODES[initial_guess], float(tol), int(max_iter), weights, Q, V, E,
-                       iters)
+                       _GUESS_CODES[initial_guess], float(tol), int(max_iter), weights,
+                       _JACOBIAN_CODES[jacobian], tau_k, Q, V, E, iters)
     elapsed = time.perf_counter() - start
     if status >= 0:
         raise ConvergenceError(

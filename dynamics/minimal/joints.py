@@ -4,7 +4,10 @@ Each moving joint connects a *joint frame* (fixed to the parent link) to its *li
 child body's frame at the joint origin, see :mod:`dynamics.spec`). A joint model gives the link
 frame in the joint frame as a function of its configuration ``q_j`` (``nq`` numbers) and the
 motion subspace ``S`` (6 × ``nv``, twist order ``(w; v)``, link-frame coordinates) with
-``V_link = Ad(T_parent_link)⁻¹ V_parent + S v_j``. Every ``S`` here is constant.
+``V_link = Ad(T_parent_link)⁻¹ V_parent + S v_j``. Every ``S`` here is constant; joints whose
+``S`` depends on ``q_j`` (:mod:`dynamics.minimal.general_joint`) set ``constant_subspace = False``
+and give ``S(q_j)`` through :meth:`JointModel.kinematics` and the rate term ``Ṡ v_j`` through
+:meth:`JointModel.subspace_rate`.
 
 ===========  ===  ===  ==========================================================================
 type         nq   nv   configuration ``q_j`` / velocity ``v_j``
@@ -72,13 +75,17 @@ class JointModel:
     q_slice, v_slice : slice
         ``q[q_slice]`` and ``v[v_slice]`` are the joint's segments.
     S : (6, nv) array
-        Motion subspace in link coordinates, twist order ``(w; v)``.
+        Motion subspace in link coordinates, twist order ``(w; v)`` (joints with
+        ``constant_subspace`` only).
+    constant_subspace : bool
+        ``S`` does not depend on ``q_j`` (true for every joint of this module).
     spec_joint : dynamics.spec.Joint
         The joint of the spec it was built from.
     """
 
     type = ""
     nq = nv = 0
+    constant_subspace = True
 
     def __init__(self, spec_joint: Joint, index: int, parent: int, placement: np.ndarray,
                  idx_q: int, idx_v: int):
@@ -89,7 +96,8 @@ class JointModel:
         self.axis = _readonly(spec_joint.axis)
         self.idx_q, self.idx_v = idx_q, idx_v
         self.q_slice, self.v_slice = slice(idx_q, idx_q + self.nq), slice(idx_v, idx_v + self.nv)
-        self.S = _readonly(self._motion_subspace())
+        if self.constant_subspace:
+            self.S = _readonly(self._motion_subspace())
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.name!r}, parent={self.parent}, "
@@ -102,6 +110,16 @@ class JointModel:
     def transform(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(R, p)``: the link frame in the joint frame at configuration ``q`` (nq,)."""
         raise NotImplementedError
+
+    def kinematics(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(R, p, S)``: :meth:`transform` and the motion subspace at ``q``."""
+        R, p = self.transform(q)
+        return R, p, self.S
+
+    def subspace_rate(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """``Ṡ(q, v) v``, the joint's own velocity-product acceleration (6,); zero when
+        ``constant_subspace``."""
+        return np.zeros(6)
 
     def neutral(self) -> np.ndarray:
         """The configuration with the link frame on the joint frame."""

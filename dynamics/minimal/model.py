@@ -31,6 +31,8 @@ J. Lee, C. K. Liu, F. C. Park, S. S. Srinivasa (2016), §3.1 (tree notation ``λ
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from .. import quaternion as quat
@@ -75,6 +77,15 @@ class Model:
         Rotation coordinates of spherical and floating joints (see :mod:`.joints`): unit
         quaternions ``(w, x, y, z)`` (nq 4 / 7, Pinocchio's choice, scalar first) or rotation
         vectors (exponential coordinates, nq 3 / 6).
+    custom_joints : mapping joint name -> joint description, optional
+        Joints whose kinematics replace the spec's, e.g.
+        :class:`~dynamics.minimal.general_joint.GeneralJoint` (Si & Guenter's general
+        scleronomic joints). A description has ``nq`` and a method ``bind(spec_joint, index,
+        parent, placement, idx_q, idx_v)`` returning a :class:`~.joints.JointModel`. The named
+        spec joint only places the joint (``parent``, ``child``, ``parent_point``,
+        ``child_point``, ``orientation_offset``; springs and dampers still apply); its type is a
+        placeholder and must have ``nq`` spec coordinates (e.g. ``"prismatic"`` for one), which
+        are then the joint's ``q`` and ``v`` one to one.
 
     Attributes
     ----------
@@ -105,8 +116,9 @@ class Model:
     Raises
     ------
     TreeModelError
-        Loop-closing joints (naming them), an unsupported joint type (naming joint and type)
-        or a joint reached from its child.
+        Loop-closing joints (naming them), an unsupported joint type (naming joint and type),
+        a joint reached from its child, or a ``custom_joints`` entry naming no spanning-tree
+        joint or whose placeholder has the wrong number of coordinates.
     ValueError
         An unknown ``rotation``.
 
@@ -120,9 +132,16 @@ class Model:
     9
     """
 
-    def __init__(self, spec: MechanismSpec, *, rotation: str = "quaternion"):
+    def __init__(self, spec: MechanismSpec, *, rotation: str = "quaternion",
+                 custom_joints: Mapping | None = None):
         if rotation not in ROTATIONS:
             raise ValueError(f"rotation must be one of {ROTATIONS}, got {rotation!r}")
+        custom = dict(custom_joints or {})
+        unknown = sorted(set(custom) - {j.name for j in spec.tree_joints})
+        if unknown:
+            raise TreeModelError(
+                f"custom_joints {unknown} are not joints of the spanning tree of mechanism "
+                f"{spec.name!r}; tree joints: {[j.name for j in spec.tree_joints]}")
         if spec.loop_joints:
             raise TreeModelError(
                 f"mechanism {spec.name!r} has kinematic loops closed by joints "
@@ -135,7 +154,7 @@ class Model:
         joints: list[JointModel] = []
         nq = nv = 0
         for j in spec.tree_joints:
-            if j.type not in SUPPORTED_JOINTS:
+            if j.type not in SUPPORTED_JOINTS and j.name not in custom:
                 raise TreeModelError(
                     f"joint {j.name!r} has type {j.type!r}; the minimal-coordinate model "
                     f"supports {list(SUPPORTED_JOINTS)}")
@@ -151,12 +170,21 @@ class Model:
                 placement = T_link_parent @ sp.pose(
                     quat.rotation_matrix(j.orientation_offset),
                     j.parent_point - child_point[j.parent])
-            if j.type == "fixed":
+            if j.name in custom:
+                desc = custom[j.name]
+                if j.dof != desc.nq:
+                    raise TreeModelError(
+                        f"custom joint {j.name!r} has nq = {desc.nq} coordinates but its "
+                        f"placeholder spec joint of type {j.type!r} has {j.dof}; give the spec "
+                        f"joint a type with {desc.nq} coordinates")
+                jm = desc.bind(j, len(joints), link, placement, nq, nv)
+            elif j.type == "fixed":
                 owner[j.child] = (link, placement)
                 continue
-            cls = _JOINT_CLASSES[j.type]
-            extra = {"rotation": rotation} if j.type in ("spherical", "floating") else {}
-            jm = cls(j, len(joints), link, placement, nq, nv, **extra)
+            else:
+                cls = _JOINT_CLASSES[j.type]
+                extra = {"rotation": rotation} if j.type in ("spherical", "floating") else {}
+                jm = cls(j, len(joints), link, placement, nq, nv, **extra)
             joints.append(jm)
             nq, nv = nq + jm.nq, nv + jm.nv
             owner[j.child] = (jm.index, np.eye(4))
@@ -190,7 +218,7 @@ class Model:
 
     @classmethod
     def from_urdf(cls, path_or_text, *, floating_base: bool = False,
-                  rotation: str = "quaternion") -> Model:
+                  rotation: str = "quaternion", custom_joints: Mapping | None = None) -> Model:
         """Build a model from a URDF file path or text through :func:`dynamics.urdf.load_urdf`.
 
         Parameters
@@ -200,6 +228,8 @@ class Model:
             Join the root link to the world with a floating joint ``"root_joint"`` (as
             ``pinocchio.buildModelFromXML(xml, pinocchio.JointModelFreeFlyer())``).
         rotation : {"quaternion", "rotation_vector"}
+        custom_joints : mapping, optional
+            As for :class:`Model` (URDF joint name -> joint description).
 
         Raises
         ------
@@ -209,7 +239,8 @@ class Model:
             URDF joint types the tree model does not support (``planar``).
         """
         from ..urdf import load_urdf
-        return cls(load_urdf(path_or_text, floating_base=floating_base), rotation=rotation)
+        return cls(load_urdf(path_or_text, floating_base=floating_base), rotation=rotation,
+                   custom_joints=custom_joints)
 
     def create_data(self) -> Data:
         """A fresh :class:`Data` for this model."""
@@ -247,6 +278,9 @@ class Data:
         Results of ``rnea`` and ``aba``.
     M : (nv, nv)
         Joint-space inertia matrix of ``crba`` (both triangles).
+    S : list of (6, nv_i)
+        Motion subspace of each joint at the last ``q`` (the joint's constant ``S`` unless it
+        is configuration dependent, :mod:`dynamics.minimal.general_joint`).
     """
 
     def __init__(self, model: Model):
@@ -262,5 +296,6 @@ class Data:
         self.u = [np.zeros(jm.nv) for jm in model.joints]
         self.tau, self.ddq = np.zeros(nv), np.zeros(nv)
         self.M = np.zeros((nv, nv))
+        self.S = [jm.S if jm.constant_subspace else np.zeros((6, jm.nv)) for jm in model.joints]
         #: ``(0; -g)``: the world's spatial acceleration that stands in for gravity.
         self.a_gravity = np.concatenate([np.zeros(3), -model.gravity])

@@ -28,11 +28,11 @@ Root finders (``solver``)
     Algorithm 3: ``q ← q ⊖ Δt M(q_k)⁻¹ f`` with ``Δt M⁻¹ f`` from the impulse-based ABA
     (:func:`impulse_aba`: ``aba`` with ``v = 0``, no gravity, ``τ = Δt f``). O(n) per iteration.
 ``"newton"``
-    Newton with the DEL Jacobian ``∂f/∂q_{k+1}``. **First version: the Jacobian is a central
-    finite difference of the residual** (``2 nv`` O(n) residual evaluations with steps
-    ``q ⊕ ±h e_j``, ``h = 1e-6``, relative error ≈ 1e-10), not the appendix's analytic
-    derivative of DRNEA (Algorithm 4); both cost O(n²) per Jacobian, and the dense solve is
-    O(n³) (Algorithm 1).
+    Newton with the DEL Jacobian ``∂f/∂δ`` at ``q_{k+1} ⊕ δ`` (Algorithm 1). By default
+    (``jacobian="analytic"``) it is the appendix's derivative of DRNEA (Algorithm 4,
+    :func:`del_jacobian`, O(n²)); ``jacobian="fd"`` keeps the first version, a central finite
+    difference of the residual (``2 nv`` O(n) residual evaluations with steps ``q ⊕ ±h e_j``,
+    ``h = 1e-6``, relative error ≈ 1e-10). The dense solve is O(n³).
 ``"broyden"``
     Broyden's ("good") method in inverse form, started from ``H_0 = Δt M(q_k)⁻¹`` (CRBA and a
     dense inverse) with Sherman-Morrison updates: O(n²) per iteration, O(n³) per step.
@@ -40,6 +40,27 @@ Root finders (``solver``)
 Updates use ``q ⊕ δ`` (:func:`~dynamics.minimal.configuration.integrate`), so revolute,
 prismatic, spherical (quaternion or rotation vector) and floating joints are all supported
 (the original code supports revolute and prismatic joints only).
+
+Analytic DEL Jacobian (Appendix, Algorithm 4)
+---------------------------------------------
+Only ``μ_i`` and the damper term depend on ``q_{k+1}`` (the backward pass uses ``X(q_k)``).
+Every joint type moves by a right translation, ``T_{λ,j}(q ⊕ δ) = T_{λ,j}(q) exp([S_j δ_j])``,
+so ``ΔT_i(q_{k+1} ⊕ δ) = ΔT_i exp([η_i])`` with ``η_i = J_i(q_{k+1}) δ`` (the body Jacobian of
+link ``i`` at ``q_{k+1}``, Alg. 4 lines 3-4) and ``∂ξ_i = dlog(-ξ_i) η_i`` (line 5, left-
+trivialized). With ``y_i = G_i ξ_i/Δt``, line 8 is
+``∂μ_i = Z_i η_i``, ``Z_i = (K(ξ_i, y_i) + dlog(ξ_i)ᵀ G_i/Δt) dlog(-ξ_i)``, where
+``K(ξ, y) = ∂(dlog(ξ)ᵀ y)/∂ξ`` (:func:`dlog_transpose_jacobian`), and lines 9-10 are the
+backward pass: ``∂f/∂δ = Σ_i J_i(q_k)ᵀ Z_i J_i(q_{k+1}) + ½ diag(d) ∂(q_k ⊖ q_{k+1})/∂δ``.
+``K`` is in closed form: ``dlog = [[A, 0], [C, A]]`` with ``A = J(w)⁻¹`` and
+``C = DA(w)[v]`` (the lower block of ``ad_ξ^k`` is the derivative of ``ŵ^k`` along ``v̂``), so
+with ``g(w, y) = Aᵀ y = y + ½ w × y + d(θ²) w × (w × y)`` and ``G₁ = ∂g/∂w``,
+``dlog(ξ)ᵀ y = (g(w, y_w) + G₁(w, y_v) v; g(w, y_v))`` and
+
+    K = [[G₁(w, y_w) + DG₁(w, y_v)[v], G₁(w, y_v)], [G₁(w, y_v), 0]],
+
+which needs ``d(t) = (1 - (θ/2)cot(θ/2))/θ²`` and its first two derivatives in ``t = θ²``
+(Bernoulli series below ``θ = 1``). Cost: O(n·depth) ≤ O(n²) per Jacobian, as the paper's
+Algorithm 4; every joint type of the residual is supported (no finite-difference fallback).
 
 Initial guesses (``initial_guess``, §3.3): ``"ig1"`` ``q_k``; ``"ig2"`` ``q_k ⊕ (q_k ⊖ q_{k-1})``;
 ``"ig3"`` (default) semi-implicit Euler with ``v ≈ (q_k ⊖ q_{k-1})/Δt`` and the ABA
@@ -53,7 +74,7 @@ raises :class:`ConvergenceError`.
 References
 ----------
 J. Lee, C. K. Liu, F. C. Park, S. S. Srinivasa, "A linear-time variational integrator for
-multibody systems", WAFR 2016: eq. 9-22, Algorithms 1-3, §3.3.
+multibody systems", WAFR 2016: eq. 9-22, Algorithms 1-3, §3.3, Appendix (Algorithm 4).
 J. E. Marsden, M. West, "Discrete mechanics and variational integrators", Acta Numerica 2001,
 §3.2 (forced DEL, discrete Legendre transforms).
 C. G. Broyden, Math. Comp. 19 (1965).
@@ -62,6 +83,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from math import factorial
 
 import numpy as np
 
@@ -71,12 +93,15 @@ from .configuration import as_vector, check_configuration, check_run, difference
 from .forces import joint_forces, joint_springs, total_energy
 from .model import Data, Model
 
-__all__ = ["SOLVERS", "INITIAL_GUESSES", "ConvergenceError", "StepResult", "drnea",
-           "discrete_momentum", "del_residual", "impulse_aba", "variational_step",
-           "simulate_variational", "convergence_weights"]
+__all__ = ["SOLVERS", "INITIAL_GUESSES", "JACOBIANS", "ConvergenceError", "StepResult", "drnea",
+           "discrete_momentum", "del_residual", "del_jacobian", "del_jacobian_fd",
+           "dlog_transpose_jacobian", "impulse_aba", "variational_step", "simulate_variational",
+           "convergence_weights"]
 
 SOLVERS = ("riqn", "newton", "broyden")
 INITIAL_GUESSES = ("ig1", "ig2", "ig3")
+#: DEL Jacobians of the Newton solver: Algorithm 4 or central finite differences.
+JACOBIANS = ("analytic", "fd")
 #: Finite-difference step of the Newton Jacobian (configuration units).
 FD_STEP = 1e-6
 
@@ -158,9 +183,106 @@ def _spring_gradient(model: Model, q: np.ndarray) -> np.ndarray:
     return springs.stiffness * difference(model, springs.rest, q)
 
 
+# -- derivative of dlog (Algorithm 4, line 8) ----------------------------------------------------
+#: ``a_n = |B_2n|/(2n)!``: ``d(t) = (1 - (θ/2)cot(θ/2))/θ² = Σ_{n≥1} a_n t^{n-1}``, ``t = θ²``.
+_D_SERIES = np.array([abs(b) / factorial(2 * n) for n, b in
+                      enumerate(sp.bernoulli_numbers(30)[2::2], start=1)][:14])
+#: Below this angle ``d``, ``d'`` and ``d''`` are summed from :data:`_D_SERIES`.
+_SERIES_ANGLE = 1.0
+
+
+def _d_and_derivatives(theta: float) -> tuple[float, float, float]:
+    """``d(t)``, ``d'(t)``, ``d''(t)`` for ``t = θ²`` (``d`` is the ``ŵ²`` coefficient of
+    ``J(w)⁻¹``, :func:`~dynamics.minimal.spatial.dlog_so3`)."""
+    if theta < _SERIES_ANGLE:
+        t = theta * theta
+        d = d1 = d2 = 0.0
+        for n in range(len(_D_SERIES), 0, -1):            # Horner, highest power first
+            a = _D_SERIES[n - 1]
+            d = d * t + a
+            if n >= 2:
+                d1 = d1 * t + (n - 1) * a
+            if n >= 3:
+                d2 = d2 * t + (n - 1) * (n - 2) * a
+        return d, d1, d2
+    half = 0.5 * theta
+    sh, ch = np.sin(half), np.cos(half)
+    cot, csc2 = ch / sh, 1.0 / (sh * sh)
+    t2 = theta * theta
+    d = (1.0 - half * cot) / t2
+    d1 = (t2 * csc2 + 2.0 * theta * cot - 8.0) / (8.0 * t2 * t2)
+    d2 = (-t2 * theta * cot * csc2 - 3.0 * t2 * csc2 - 6.0 * theta * cot + 32.0) \
+        / (16.0 * t2 * t2 * t2)
+    return d, d1, d2
+
+
+def _g_gradient(w, y, d, d1):
+    """``G₁ = ∂g/∂w`` of ``g(w, y) = y + ½ w×y + d (s w - t y)``, ``s = w·y``, ``t = w·w``."""
+    s, t = w @ y, w @ w
+    return (-0.5 * sp.skew(y) + d * (np.outer(w, y) + s * np.eye(3) - 2.0 * np.outer(y, w))
+            + 2.0 * d1 * np.outer(s * w - t * y, w))
+
+
+def _g_hessian_along(w, y, v, d, d1, d2):
+    """``DG₁(w, y)[v]``: the derivative of :func:`_g_gradient` in ``w`` along ``v``."""
+    s, t, sv, tv = w @ y, w @ w, y @ v, 2.0 * (w @ v)
+    r = s * w - t * y
+    return (d1 * tv * (np.outer(w, y) + s * np.eye(3) - 2.0 * np.outer(y, w))
+            + d * (np.outer(v, y) + sv * np.eye(3) - 2.0 * np.outer(y, v))
+            + 2.0 * d2 * tv * np.outer(r, w)
+            + 2.0 * d1 * (np.outer(sv * w + s * v - tv * y, w) + np.outer(r, v)))
+
+
+def dlog_transpose_jacobian(xi, y) -> np.ndarray:
+    """``K(ξ, y) = ∂(dlog(ξ)ᵀ y)/∂ξ`` (6×6, ``y`` held fixed), closed form.
+
+    The term ``∂/∂q [dlog_{ΔtV}]ᵀ G V`` of Lee et al. (2016), Algorithm 4 line 8. With
+    ``ξ = (w; v)``, ``dlog(ξ)ᵀ y = (g(w, y_w) + G₁(w, y_v) v; g(w, y_v))`` where
+    ``g(w, y) = J(w)⁻ᵀ y`` and ``G₁ = ∂g/∂w`` (module docstring), so
+    ``K = [[G₁(w, y_w) + DG₁(w, y_v)[v], G₁(w, y_v)], [G₁(w, y_v), 0]]``. Valid for rotation
+    angles ``|w| < 2π``.
+
+    Parameters
+    ----------
+    xi : (6,) array
+        Twist ``(w; v)``.
+    y : (6,) array
+        Wrench ``(m; f)``.
+
+    Examples
+    --------
+    >>> xi, y = np.array([0.3, -0.2, 0.5, 1.0, 0.4, -0.7]), np.arange(1.0, 7.0)
+    >>> e = 1e-6 * np.eye(6)[2]
+    >>> fd = (sp.dlog(xi + e).T @ y - sp.dlog(xi - e).T @ y) / 2e-6
+    >>> bool(np.allclose(dlog_transpose_jacobian(xi, y)[:, 2], fd, atol=1e-8))
+    True
+    """
+    xi, y = np.asarray(xi, dtype=float), np.asarray(y, dtype=float)
+    w, v, yw, yv = xi[:3], xi[3:], y[:3], y[3:]
+    d, d1, d2 = _d_and_derivatives(float(np.sqrt(w @ w)))
+    Gv = _g_gradient(w, yv, d, d1)
+    K = np.zeros((6, 6))
+    K[:3, :3] = _g_gradient(w, yw, d, d1) + _g_hessian_along(w, yv, v, d, d1, d2)
+    K[:3, 3:] = Gv
+    K[3:, :3] = Gv
+    return K
+
+
+def _difference_jacobian(jm, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+    """``∂(q0 ⊖ (q1 ⊕ δ))/∂δ`` at ``δ = 0`` for one joint (right Jacobian inverse)."""
+    if jm.type in ("revolute", "prismatic"):
+        return np.eye(1)
+    diff = jm.difference(q0, q1)
+    if jm.type == "spherical":
+        return sp.dlog_so3(-diff)
+    twist = np.concatenate([diff[3:], diff[:3]])            # floating: v = (linear; angular)
+    return sp.swap_halves(sp.dlog(-twist))
+
+
 class _StepProblem:
     """Everything of step ``k`` that does not depend on ``q_{k+1}``; ``residual(q_next)`` is the
-    O(n) DRNEA evaluation of ``f`` (momentum form)."""
+    O(n) DRNEA evaluation of ``f`` (momentum form), ``jacobian(q_next)`` its derivative
+    (Algorithm 4)."""
 
     def __init__(self, model, data, q, p, dt, tau):
         self.model, self.data, self.q, self.dt = model, data, q, dt
@@ -177,6 +299,38 @@ class _StepProblem:
         if self.damped:
             f += self.half_damping * difference(self.model, self.q, q_next)
         return (f, dT, mu) if keep else f
+
+    def jacobian(self, q_next: np.ndarray) -> np.ndarray:
+        """``∂f/∂δ`` at ``q_next ⊕ δ``, ``δ = 0`` (Algorithm 4; module docstring), (nv, nv)."""
+        model, dt = self.model, self.dt
+        _placements(model, self.data, q_next)
+        T_next, X_next = self.data.T_parent_link.copy(), self.data.X_link_parent.copy()
+        dT, _, _ = _displacements(model, self.frames, T_next, dt)
+        nv = model.nv
+        C = np.zeros((model.njoints, 6, nv))      # body Jacobians J_i(q_{k+1}) (lines 3-4)
+        F = np.empty((model.njoints, 6, nv))      # ∂F_i/∂δ (line 9)
+        for jm in model.joints:
+            i, p = jm.index, jm.parent
+            if p >= 0:
+                C[i] = X_next[i] @ C[p]
+            C[i][:, jm.v_slice] = jm.S
+            xi = sp.log_se3(dT[i])
+            G = model.inertias[i]
+            Z = (dlog_transpose_jacobian(xi, G @ xi / dt) + sp.dlog(xi).T @ G / dt) \
+                @ sp.dlog(-xi)                                      # lines 5 and 8
+            F[i] = Z @ C[i]
+        Jac = np.empty((nv, nv))
+        for jm in reversed(model.joints):                           # lines 9-10
+            i, p = jm.index, jm.parent
+            Jac[jm.v_slice] = jm.S.T @ F[i]
+            if p >= 0:
+                F[p] += self.frames.X[i].T @ F[i]
+        if self.damped:
+            for jm in model.joints:
+                sv, sq = jm.v_slice, jm.q_slice
+                Jac[sv, sv] += self.half_damping[sv, None] * _difference_jacobian(
+                    jm, self.q[sq], q_next[sq])
+        return Jac
 
     def momentum_next(self, q_next: np.ndarray, dT: np.ndarray, mu: np.ndarray) -> np.ndarray:
         """``p_{k+1} = D₂L_d(q_k, q_{k+1}) + F⁺_k``."""
@@ -218,6 +372,61 @@ def del_residual(model: Model, data: Data, q, p, q_next, dt: float, tau=None) ->
     p = as_vector(p, model.nv, "p", "model.nv")
     tau = np.zeros(model.nv) if tau is None else as_vector(tau, model.nv, "tau", "model.nv")
     return _StepProblem(model, data, q, p, dt, tau).residual(q_next)
+
+
+def del_jacobian(model: Model, data: Data, q, p, q_next, dt: float, tau=None) -> np.ndarray:
+    """Analytic DEL Jacobian ``∂f/∂δ`` of :func:`del_residual` at ``q_{k+1} ⊕ δ``, ``δ = 0``:
+    the derivative of DRNEA, Lee et al. (2016) Appendix, Algorithm 4, O(n²).
+
+    The derivative is with respect to the local increment ``δ`` of
+    :func:`~dynamics.minimal.configuration.integrate` (the plain derivative for revolute and
+    prismatic joints; the right-trivialized one on SO(3) / SE(3) for spherical and floating
+    joints), the variable of the Newton update ``q ← q ⊕ δ``. Gravity and springs enter ``f``
+    at ``q_k`` only; dampers add ``½ d ∂(q_k ⊖ q_{k+1})/∂δ``. ``p`` and ``tau`` do not change
+    the Jacobian; they are checked and accepted so that the call matches :func:`del_residual`.
+
+    Parameters
+    ----------
+    q, q_next : (nq,) arrays
+    p : (nv,) array
+    dt : float
+    tau : (nv,) array, optional
+
+    Returns
+    -------
+    (nv, nv) array
+
+    References
+    ----------
+    Lee et al. (2016), Appendix "Derivative of DRNEA", Algorithm 4; module docstring.
+
+    Examples
+    --------
+    >>> from dynamics import models
+    >>> model = Model(models.pendulum(3))
+    >>> data, dt = model.create_data(), 1e-2
+    >>> q, q_next, p = np.array([0.3, -0.2, 0.5]), np.array([0.31, -0.21, 0.5]), np.zeros(3)
+    >>> J = del_jacobian(model, data, q, p, q_next, dt)
+    >>> fd = del_jacobian_fd(model, data, q, p, q_next, dt)
+    >>> bool(np.abs(J - fd).max() < 1e-7 * np.abs(J).max())
+    True
+    """
+    q = check_configuration(model, q)
+    q_next = check_configuration(model, q_next, "q_next")
+    p = as_vector(p, model.nv, "p", "model.nv")
+    tau = np.zeros(model.nv) if tau is None else as_vector(tau, model.nv, "tau", "model.nv")
+    return _StepProblem(model, data, q, p, dt, tau).jacobian(q_next)
+
+
+def del_jacobian_fd(model: Model, data: Data, q, p, q_next, dt: float, tau=None,
+                    h: float = FD_STEP) -> np.ndarray:
+    """:func:`del_jacobian` by central differences of :func:`del_residual` along
+    ``q_{k+1} ⊕ ±h e_j`` (``2 nv`` residuals; the Newton solver's ``jacobian="fd"``)."""
+    q = check_configuration(model, q)
+    q_next = check_configuration(model, q_next, "q_next")
+    p = as_vector(p, model.nv, "p", "model.nv")
+    tau = np.zeros(model.nv) if tau is None else as_vector(tau, model.nv, "tau", "model.nv")
+    return _fd_jacobian(model, _StepProblem(model, data, q, p, dt, tau), q_next, h)
 
 
 def drnea(model: Model, data: Data, q_prev, q, q_next, dt: float, tau=None) -> np.ndarray:
@@ -302,7 +511,7 @@ def _initial_guess(model, data, q, v, delta_prev, dt, tau, kind):
 def variational_step(model: Model, data: Data, q, p, dt: float, *, solver: str = "riqn",
                      initial_guess: str = "ig3", delta_prev=None, tau=None,
                      tol: float = 1e-11, max_iter: int = 50, weights=None,
-                     history: list | None = None) -> StepResult:
+                     history: list | None = None, jacobian: str = "analytic") -> StepResult:
     """Solve the DEL equation for ``q_{k+1}`` given ``q_k`` and its discrete momentum ``p_k``.
 
     Parameters
@@ -323,16 +532,21 @@ def variational_step(model: Model, data: Data, q, p, dt: float, *, solver: str =
         Default :func:`convergence_weights` at ``q``.
     history : list, optional
         Receives the scaled residual norm of every evaluation (Fig. 4a).
+    jacobian : {"analytic", "fd"}
+        Newton's DEL Jacobian: Algorithm 4 (:func:`del_jacobian`) or central finite
+        differences (:func:`del_jacobian_fd`). Ignored by the other solvers.
 
     Raises
     ------
     ConvergenceError
         No convergence within ``max_iter`` updates (or a non-finite residual).
     ValueError
-        Unknown solver or initial guess, wrong lengths.
+        Unknown solver, Jacobian or initial guess, wrong lengths.
     """
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    if jacobian not in JACOBIANS:
+        raise ValueError(f"jacobian must be one of {JACOBIANS}, got {jacobian!r}")
     if initial_guess not in INITIAL_GUESSES:
         raise ValueError(f"initial_guess must be one of {INITIAL_GUESSES}, got {initial_guess!r}")
     q = check_configuration(model, q)
@@ -356,7 +570,8 @@ def variational_step(model: Model, data: Data, q, p, dt: float, *, solver: str =
         if solver == "riqn":
             step = -impulse_aba(model, data, q, dt * f)
         elif solver == "newton":
-            step = -np.linalg.solve(_fd_jacobian(model, prob, x), f)
+            J = prob.jacobian(x) if jacobian == "analytic" else _fd_jacobian(model, prob, x)
+            step = -np.linalg.solve(J, f)
         else:
             if H is None:
                 H = dt * np.linalg.inv(crba(model, data, q))
@@ -376,28 +591,32 @@ def variational_step(model: Model, data: Data, q, p, dt: float, *, solver: str =
         residual=err)
 
 
-def _fd_jacobian(model: Model, prob: _StepProblem, x: np.ndarray) -> np.ndarray:
+def _fd_jacobian(model: Model, prob: _StepProblem, x: np.ndarray,
+                 h: float = FD_STEP) -> np.ndarray:
     """``∂f/∂δ`` at ``x ⊕ δ``, ``δ = 0``, by central differences of the residual."""
     J = np.empty((model.nv, model.nv))
     e = np.zeros(model.nv)
     for j in range(model.nv):
-        e[j] = FD_STEP
+        e[j] = h
         J[:, j] = prob.residual(integrate(model, x, e)) - prob.residual(integrate(model, x, -e))
         e[j] = 0.0
-    return J / (2.0 * FD_STEP)
+    return J / (2.0 * h)
 
 
 def simulate_variational(model: Model, q0, v0, dt: float, steps: int, *, solver: str = "riqn",
                          controller=None, initial_guess: str = "ig3", tol: float = 1e-11,
-                         max_iter: int = 50, backend: str = "reference"):
+                         max_iter: int = 50, backend: str = "reference",
+                         jacobian: str = "analytic"):
     """Simulate with the variational integrator; returns an
     :class:`~dynamics.minimal.integrators.SimulationResult` with ``iterations`` per step and
     ``v_k = M(q_k)⁻¹ p_k``.
 
     ``controller(t, q, v)`` is evaluated at ``(t_k, q_k, v_k)`` and held over the step.
-    ``backend="compiled"`` runs the whole loop in numba
-    (:func:`~dynamics.minimal.compiled.simulate_variational_compiled`: revolute / prismatic
-    trees, no controller); ``"auto"`` does so when possible.
+    ``jacobian`` selects Newton's DEL Jacobian (``"analytic"``: Algorithm 4, ``"fd"``: finite
+    differences; see :func:`variational_step`). ``backend="compiled"`` runs the whole loop in
+    numba (:func:`~dynamics.minimal.compiled.simulate_variational_compiled`: revolute /
+    prismatic trees, no controller; joint torques known in advance can be given there as
+    ``tau``); ``"auto"`` does so when possible.
 
     Raises
     ------
@@ -416,6 +635,8 @@ def simulate_variational(model: Model, q0, v0, dt: float, steps: int, *, solver:
 
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if jacobian not in JACOBIANS:
+        raise ValueError(f"jacobian must be one of {JACOBIANS}, got {jacobian!r}")
     if backend != "reference":
         from . import compiled
         if backend == "compiled" or (compiled.supports(model) and controller is None):
@@ -424,7 +645,7 @@ def simulate_variational(model: Model, q0, v0, dt: float, steps: int, *, solver:
                                  "backend='reference'")
             return compiled.simulate_variational_compiled(
                 model, q0, v0, dt, steps, solver=solver, initial_guess=initial_guess, tol=tol,
-                max_iter=max_iter)
+                max_iter=max_iter, jacobian=jacobian)
     steps, q, v = check_run(model, q0, v0, dt, steps)
     data = model.create_data()
     M0 = crba(model, data, q)
@@ -442,7 +663,8 @@ def simulate_variational(model: Model, q0, v0, dt: float, steps: int, *, solver:
         try:
             res = variational_step(model, data, q, p, dt, solver=solver,
                                    initial_guess=initial_guess, delta_prev=delta_prev, tau=tau,
-                                   tol=tol, max_iter=max_iter, weights=weights)
+                                   tol=tol, max_iter=max_iter, weights=weights,
+                                   jacobian=jacobian)
         except ConvergenceError as exc:
             exc.step = k
             exc.args = (f"step {k} (t = {k * dt:g}): {exc.args[0]}",)
