@@ -140,10 +140,10 @@ def _dynamics(args) -> int:
 
 def _contacts(args) -> int:
     from .contact_bench import (
-        linear_slope,
         maximal_box_drop,
         mujoco_box_drop,
         run_sphere_chain_benchmark,
+        scaling_summary,
     )
 
     ours = maximal_box_drop()
@@ -166,8 +166,18 @@ def _contacts(args) -> int:
         ours_s = (f"{r['maximal_us_per_step']:9.1f} us/step, penetration "
                   f"{r['maximal_penetration']:.1e} m" if "maximal_s" in r
                   else r["maximal_status"])
-        print(f"  sphere chain n={r['n']:<4} maximal {ours_s}; {rows_mj}")
-    print(f"  log-log slope of the maximal time per step (n >= 5): {linear_slope(rows):.2f}")
+        its = (f" ({r['maximal_iterations']:.2f} it/step, {r['maximal_us_per_iteration']:.0f}"
+               " us/it)" if "maximal_s" in r else "")
+        print(f"  sphere chain n={r['n']:<4} maximal {ours_s}{its}; {rows_mj}")
+    summ = scaling_summary(rows)
+    print(f"  log-log slope over n >= {summ['min_size']}: maximal time per step "
+          f"{summ['slope_step']:.2f}, per interior-point iteration {summ['slope_iteration']:.2f}"
+          f"; MuJoCo per step {summ['slope_mujoco']:.2f}")
+    print(f"  affine fit per IP iteration: {summ['iteration_fixed_us']:.0f} us + "
+          f"{summ['iteration_per_sphere_us']:.2f} us * n; per step: {summ['step_fixed_us']:.0f}"
+          f" us + {summ['step_per_sphere_us']:.2f} us * n")
+    print("  IP iterations per step: " + ", ".join(
+        f"n={n}: {v:.2f}" for n, v in summ["iterations_per_step"].items()))
     out = Path(args.out or "results/contacts.csv")
     box = [{"n": 0, "case": "box_drop",
             **{f"maximal_{k}": v for k, v in ours.items() if np.ndim(v) == 0},
@@ -181,7 +191,8 @@ def _minimal(args) -> int:
     from .minimal_bench import minimal_bench
 
     res = minimal_bench(quick=args.quick, dofs=tuple(args.dofs) if args.dofs else None,
-                        steps=args.steps)
+                        steps=args.steps, newton_jacobian=args.newton_jacobian)
+    print(f"  Newton's DEL Jacobian: {args.newton_jacobian}")
     for r in res["rows"]:
         print(f"  DOF {r['dof']:>4} {r['solver']:<8} {r['seconds']:9.4f} s "
               f"({r['mean_iterations']:.2f} iterations/step, max |ΔE| {r['energy_error']:.2e} J)")
@@ -195,7 +206,8 @@ def _minimal(args) -> int:
         print(f"  ABA n = {aba['n']}: ours {aba['ours_s'] * 1e6:.1f} us, pin.aba "
               f"{aba['pinocchio_s'] * 1e6:.1f} us, ratio {aba['ratio']:.2f}x")
     out = Path(args.out or "results/minimal.csv")
-    write_results(res["rows"], out, {**_meta(), "aba": aba}, columns=None)
+    write_results(res["rows"], out, {**_meta(), "aba": aba,
+                                     "newton_jacobian": args.newton_jacobian}, columns=None)
     print(f"-> {out}")
     return 0
 
@@ -239,6 +251,9 @@ def main(argv=None) -> int:
     mn.add_argument("--dofs", nargs="+", type=int, metavar="DOF")
     mn.add_argument("--steps", type=int)
     mn.add_argument("--quick", action="store_true")
+    mn.add_argument("--newton-jacobian", choices=("analytic", "fd"), default="analytic",
+                    help="Newton's DEL Jacobian: analytic (Algorithm 4, default) or central "
+                    "finite differences")
     mn.add_argument("--out", help="CSV path (default results/minimal.csv)")
     pl = sub.add_parser("plot", help="plots and tables from a results CSV")
     pl.add_argument("file")

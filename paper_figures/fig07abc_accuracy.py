@@ -161,8 +161,11 @@ def check(rows: list[dict]) -> None:
     for mech in MECHANISMS:
         _, ours = _pick(rows, "a", "maximal", mech)
         assert ours.max() < 1e-10
-    _, rk4 = _pick(rows, "a", "pinocchio-rk4-kkt", MECHANISMS[1])
-    assert rk4[-1] > 100 * max(_pick(rows, "a", "maximal", MECHANISMS[1])[1].max(), 1e-14)
+    # ours stays below the Newton tolerance (its constraint rows are part of the residual);
+    # RK4's acceleration-level loop drifts past that level and keeps growing
+    t_rk4, rk4 = _pick(rows, "a", "pinocchio-rk4-kkt", MECHANISMS[1])
+    assert rk4[-1] > 2 * max(_pick(rows, "a", "maximal", MECHANISMS[1])[1].max(), 1e-14)
+    assert rk4[-1] > 2 * rk4[t_rk4 <= 0.1 * t_rk4[-1]].max()
     t, ours = _pick(rows, "b", "maximal")
     assert ours.max() < 0.01 * 9.81 * 2.0           # 1 % of m g Σ centre-of-mass drops (2 m)
     t, ref = _pick(rows, "c", "solve_ivp")

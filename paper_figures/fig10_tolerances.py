@@ -5,8 +5,9 @@ The paper compares its first-order maximal-coordinate integrator with a second- 
 third-order minimal-coordinate variational integrator and reports that the minimal-coordinate
 ones fail at tight tolerances and many links. Those implementations are not available here; we
 substitute the linear-time minimal-coordinate variational integrator of Lee et al. (2016)
-(:mod:`dynamics.minimal.variational`: DRNEA residual, solved by RIQN and by Newton with a
-finite-difference DEL Jacobian; compiled numba loop, initial guess IG3). It is second order.
+(:mod:`dynamics.minimal.variational`: DRNEA residual, solved by RIQN and by Newton with the
+analytic DEL Jacobian of its Algorithm 4; compiled numba loop, initial guess IG3). It is second
+order.
 
 Model: :func:`dynamics.models.pendulum` (rods 1 m, 1 kg, revolute joints, first joint at 45°,
 at rest), Δt = 0.01 s as in Fig. 8a. The tolerances do not mean the same thing:
@@ -51,7 +52,7 @@ def method_label(solver: str) -> str:
     """Legend text with the version."""
     if solver == "maximal":
         return label("maximal") + "; tol: max-norm of residual (20)"
-    root = "RIQN" if solver == "lee-riqn" else "Newton (FD Jacobian)"
+    root = "RIQN" if solver == "lee-riqn" else "Newton (analytic DEL Jacobian)"
     return (f"Lee et al. 2016 minimal VI: DRNEA + {root} (graphsolve "
             f"{versions()['graphsolve']} dynamics.minimal, numba); tol: Δt|f_i|/M_ii [rad]")
 

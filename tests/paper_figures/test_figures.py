@@ -58,3 +58,16 @@ def test_command_line_writes_the_claims_report(tmp_path, monkeypatch):
     assert main(["--quick", "--only", "fig07d_box_drop", "--out", str(tmp_path)]) == 0
     text = (tmp_path / "REPORT.md").read_text()
     assert "43 µm" in text and "| verdict |" in text and "Not covered by this run" in text
+
+
+def test_looped_pendulum_of_fig2020_fig5_closes_one_loop():
+    from dynamics.maximal import Simulation
+    from paper_figures.fig2020_fig5 import looped_pendulum
+
+    for joint in ("revolute", "spherical"):
+        spec = looped_pendulum(4, joint)
+        assert len(spec.bodies) == 4 and len(spec.joints) == 5
+        tr = Simulation(spec, 0.01).run(10, progress=False)   # raises if the loop is open
+        assert tr.constraint_violation.max() < 1e-9
+    with pytest.raises(ValueError):
+        looped_pendulum(2)
