@@ -459,8 +459,8 @@ def _log_se3(R, p, out):
 
 
 @njit(cache=True)
-def _dlog_transpose(xi, y, out):
-    """``out = dlog(ξ)ᵀ y`` with ``dlog = [[J⁻¹, 0], [-J⁻¹ Q J⁻¹, J⁻¹]]``."""
+def _dlog_blocks(xi):
+    """``(J⁻¹, -J⁻¹ Q J⁻¹)`` (3×3 each) of ``dlog(ξ) = [[J⁻¹, 0], [-J⁻¹ Q J⁻¹, J⁻¹]]``."""
     theta = math.sqrt(xi[0] ** 2 + xi[1] ** 2 + xi[2] ** 2)
     _, b, c, d, e, f = _coeffs(theta)
     W, P = np.empty((3, 3)), np.empty((3, 3))
@@ -472,7 +472,13 @@ def _dlog_transpose(xi, y, out):
     Q = (0.5 * P + c * (WP + PW + WPW) + e * (W @ WP + PW @ W - 3.0 * WPW)
          + f * (WPW @ W + W @ WPW))
     Jinv = np.eye(3) - 0.5 * W + d * W2
-    L = -(Jinv @ Q @ Jinv)
+    return Jinv, -(Jinv @ Q @ Jinv)
+
+
+@njit(cache=True)
+def _dlog_transpose(xi, y, out):
+    """``out = dlog(ξ)ᵀ y``."""
+    Jinv, L = _dlog_blocks(xi)
     yw, yv = y[:3], y[3:]
     top = Jinv.T @ yw + L.T @ yv
     bot = Jinv.T @ yv
@@ -483,19 +489,8 @@ def _dlog_transpose(xi, y, out):
 
 @njit(cache=True)
 def _dlog_matrix(xi, out):
-    """``out = dlog(ξ) = [[J⁻¹, 0], [-J⁻¹ Q J⁻¹, J⁻¹]]`` (6×6)."""
-    theta = math.sqrt(xi[0] ** 2 + xi[1] ** 2 + xi[2] ** 2)
-    _, b, c, d, e, f = _coeffs(theta)
-    W, P = np.empty((3, 3)), np.empty((3, 3))
-    _skew(xi[:3], W)
-    _skew(xi[3:], P)
-    W2 = W @ W
-    WP, PW = W @ P, P @ W
-    WPW = WP @ W
-    Q = (0.5 * P + c * (WP + PW + WPW) + e * (W @ WP + PW @ W - 3.0 * WPW)
-         + f * (WPW @ W + W @ WPW))
-    Jinv = np.eye(3) - 0.5 * W + d * W2
-    L = -(Jinv @ Q @ Jinv)
+    """``out = dlog(ξ)`` (6×6)."""
+    Jinv, L = _dlog_blocks(xi)
     for a in range(3):
         for k in range(3):
             out[a, k] = Jinv[a, k]

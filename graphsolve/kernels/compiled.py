@@ -335,25 +335,28 @@ def _factor_6_5(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit):
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _solve(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
-           parent_edges, Dlu, piv, L, U, x, nrhs, symmetric):
+def _solve_bs(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
+              parent_edges, Dlu, piv, L, U, x, nrhs, symmetric, BS):
+    """Alg. 4 (forward, diagonal and backward sweeps); ``BS`` > 0: every block is BS×BS,
+    compiled as a constant (the small loops get fixed trip counts), ``BS = 0`` generic."""
+    literally(BS)
     for k in range(order.size):                                     # Alg. 4 lines 1-6
         i = order[k]
-        si = sizes[i]
+        si = sizes[i] if BS == 0 else BS
         xi = x[x_ptr[i] * nrhs:x_ptr[i + 1] * nrhs]
         for e in range(child_ptr[k], child_ptr[k + 1]):
             c = fe_child[e]
             _sub_matmul(xi, L[fe_ptr[e]:fe_ptr[e + 1]], x[x_ptr[c] * nrhs:x_ptr[c + 1] * nrhs],
-                        si, sizes[c], nrhs, False)
+                        si, sizes[c] if BS == 0 else BS, nrhs, False)
     for k in range(order.size - 1, -1, -1):                         # lines 7-12
         i = order[k]
-        si = sizes[i]
+        si = sizes[i] if BS == 0 else BS
         xi = x[x_ptr[i] * nrhs:x_ptr[i + 1] * nrhs]
         _lu_solve_left(Dlu[d_ptr[i]:d_ptr[i + 1]], piv[x_ptr[i]:x_ptr[i + 1]], si, xi, nrhs)
         for t in range(parent_ptr[k], parent_ptr[k + 1]):
             e = parent_edges[t]
             p = fe_parent[e]
-            sp_ = sizes[p]
+            sp_ = sizes[p] if BS == 0 else BS
             xp = x[x_ptr[p] * nrhs:x_ptr[p + 1] * nrhs]
             blk = fe_ptr[e]
             if symmetric:                       # U_ip = L_piᵀ, L_pi stored (sp × si)
@@ -364,6 +367,27 @@ def _solve(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, p
                             xi[r * nrhs + j] -= L[blk + q * si + r] * f
             else:
                 _sub_matmul(xi, U[blk:fe_ptr[e + 1]], xp, si, sp_, nrhs, False)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _solve(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
+           parent_edges, Dlu, piv, L, U, x, nrhs, symmetric):
+    _solve_bs(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
+              parent_edges, Dlu, piv, L, U, x, nrhs, symmetric, 0)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _solve_3(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
+             parent_edges, Dlu, piv, L, U, x, nrhs, symmetric):
+    _solve_bs(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
+              parent_edges, Dlu, piv, L, U, x, nrhs, symmetric, 3)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _solve_6(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
+             parent_edges, Dlu, piv, L, U, x, nrhs, symmetric):
+    _solve_bs(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
+              parent_edges, Dlu, piv, L, U, x, nrhs, symmetric, 6)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -529,6 +553,7 @@ def _sym(an) -> tuple:
 
 
 _SOLVE_PAIR = {(6, 3): _solve_6_3, (6, 5): _solve_6_5}
+_SOLVE_UNIFORM = {(3, 0): _solve_3, (6, 0): _solve_6}
 _FACTOR = {(0, 0): _factor_0, (3, 0): _factor_3, (6, 0): _factor_6, (6, 3): _factor_6_3,
            (6, 5): _factor_6_5}
 
@@ -553,9 +578,10 @@ def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
              an.fe_ptr, an.child_ptr, an.parent_ptr, an.parent_edges, Dlu, piv, L, U,
              x.reshape(-1))
         return
-    _solve(an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_parent, an.fe_child, an.fe_ptr,
-           an.child_ptr, an.parent_ptr, an.parent_edges, Dlu, piv, L, U, x.reshape(-1),
-           x.shape[1], bool(symmetric))
+    _SOLVE_UNIFORM.get(specialization(an), _solve)(
+        an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_parent, an.fe_child, an.fe_ptr,
+        an.child_ptr, an.parent_ptr, an.parent_edges, Dlu, piv, L, U, x.reshape(-1),
+        x.shape[1], bool(symmetric))
 
 
 # ---------------------------------------------------------------------- batched kernels
