@@ -118,8 +118,15 @@ class StepSystem:
         self.matrix = gs.BlockMatrix(G, sizes)
         zero = list(node.values())
         base = gs.analyze(G, ordering="brudigam", block_sizes=sizes, zero_diagonal=zero)
-        loops = {node[k] for k, name in enumerate(js.names)
-                 if k in node and name in {j.name for j in model.spec.loop_joints}}
+        loop_names = {j.name for j in model.spec.loop_joints}
+        loops = {node[k] for k, name in enumerate(js.names) if k in node and name in loop_names}
+        if any(js.parent[k] < 0 and name in loop_names for k, name in enumerate(js.names)):
+            # A loop closed to the world makes both ends of a chain zero-diagonal joint nodes:
+            # some body would be eliminated with two joints still after it, and a body between
+            # two ball joints (free spin about their axis) then leaves a singular joint pivot.
+            # Pivot every joint after all of its bodies (joint-joint fill, never singular
+            # unless the joints are redundant).
+            loops = set(node.values())
         self.analysis = base if not loops else gs.analyze(
             G, ordering=_defer(list(base.elimination_order), loops, G), block_sizes=sizes,
             zero_diagonal=zero)
