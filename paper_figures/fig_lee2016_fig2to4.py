@@ -200,7 +200,7 @@ def plot(rows: list[dict], path) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-    fig, axes = plt.subplots(2, 3, figsize=(16, 9.5), layout="constrained")
+    fig, axes = plt.subplots(2, 3, figsize=(19, 11), layout="constrained")
     ax = axes[0][0]
     info = {r["solver"]: r for r in _panel(rows, "fig2_energy")}
     lims = []
@@ -242,7 +242,7 @@ def plot(rows: list[dict], path) -> None:
     axes[0][1].set_ylabel(f"time for {steps} steps of Δt = 1 ms [s]")
     axes[0][1].set_title("(b) Fig. 3: time vs DOF (IG1, tol 1e-11, compiled loop)",
                          fontsize=10)
-    axes[0][1].legend(fontsize=7)
+    axes[0][1].legend(fontsize=6.5, loc="upper left")
     ax = axes[0][2]
     for s, mk in (("riqn", "o"), ("broyden", "s")):
         sp = _panel(rows, "fig3_speedup", solver=s)
@@ -254,8 +254,7 @@ def plot(rows: list[dict], path) -> None:
     ax.axhline(1.0, color="black", lw=0.7)
     ax.set_xlabel("degrees of freedom")
     ax.set_ylabel("speed-up over DRNEA + Newton [×]")
-    ax.set_title("(c) Fig. 3: speed-up over Newton (ours: analytic O(n²) Jacobian)",
-                 fontsize=10)
+    ax.set_title("(c) Fig. 3: speed-up over Newton (analytic Jacobian)", fontsize=10)
     ax.legend(fontsize=7)
 
     ax = axes[1][0]
@@ -266,7 +265,7 @@ def plot(rows: list[dict], path) -> None:
     ax.set_xlabel("iteration")
     ax.set_ylabel("scaled DEL residual max_i Δt|f_i|/M_ii [rad]")
     ax.set_title("(d) Fig. 4a: convergence in one step (10 DOF, IG1, Δt = 30 ms)", fontsize=10)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=6.5, loc="upper right")
     ax = axes[1][1]
     for s in ("newton", "riqn"):
         it = _panel(rows, "fig4b_series", solver=s)
@@ -289,7 +288,7 @@ def plot(rows: list[dict], path) -> None:
     ax.set_xticks(range(len(GUESSES)), [g.upper() for g in GUESSES])
     ax.set_xlabel("initial guess (§3.3)")
     ax.set_ylabel("mean iterations per step (± std)")
-    ax.set_title("(f) iterations by initial guess (paper, zero guess: Newton 4, RIQN 5.69)",
+    ax.set_title("(f) iterations by initial guess\n(paper, zero guess: Newton 4, RIQN 5.69)",
                  fontsize=9)
     ax.legend(fontsize=7)
     for a in axes.flat:
