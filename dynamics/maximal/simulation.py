@@ -139,6 +139,10 @@ class Simulation:
         self.refine = True
         self.contact_extrapolation = False
         self.extrapolate = True
+        js = self.model.joints
+        # the whole step is one compiled call (gravity the only applied force)
+        self._gravity_only = bool(self.system.fused and not js.spring.any()
+                                  and not js.damper.any())
         self.refine_atol = 1e-2 * self.tol
         self._pairs = None               # complementarity (row, a, b), built on first use
         self.set_state(x, q, v, w)
@@ -313,9 +317,7 @@ class Simulation:
 
     def step(self, joint_forces: np.ndarray | None = None) -> int:
         """Advance one step; returns the number of Newton iterations."""
-        js = self.model.joints
-        if (self.system.fused and joint_forces is None and not js.spring.any()
-                and not js.damper.any()):
+        if joint_forces is None and self._gravity_only:
             # the kernel extrapolates from and then updates self._previous in place
             fresh = self._previous is None or not self.extrapolate
             if fresh:
