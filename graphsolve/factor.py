@@ -149,7 +149,7 @@ class Factorization:
         """Record the status returned by ``refactor_solve`` (-1 means success; after an
         ``implicit`` handle the factorization stays unusable from Python until a refactor)."""
         self._explicit_cache.clear()
-        self._valid = int(status) == -1 and not self._implicit
+        self._valid = int(status) == -1
         self._implicit_state = self._implicit
 
     # ------------------------------------------------------------------ solves

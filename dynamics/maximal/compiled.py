@@ -148,7 +148,7 @@ def _d_rotate_dq(q, p, out):
 def joint_terms(xa, qa, xb, qb, pa, pb, qoff, g, dxa, dqa, dxb, dqb, jac, W):
     """One joint's ``[g_T; g_R]`` (B.1, B.3) and derivatives, as ``joints.constraint_terms``.
 
-    ``W`` is scratch space of shape (7, 4, 4) or larger.
+    ``W`` is scratch space of shape (7, 4, 4).
     """
     Qa = W[0, :3, :3]
     Qb = W[1, :3, :3]
@@ -216,23 +216,28 @@ def _omega_s(w, dt):
     return np.sqrt(arg) if arg > 0.0 else np.nan
 
 
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _next_quaternion(q, w, dt, out):
+    """``q₂ = (Δt/2) L(q₁) [ω̄ₛ; ω₁]`` (eq. 17) written out; returns ``ω̄ₛ`` (NaN if
+    ``|ω| >= 2/Δt``)."""
+    ws = _omega_s(w, dt)
+    h = 0.5 * dt
+    out[0] = h * (q[0] * ws - q[1] * w[0] - q[2] * w[1] - q[3] * w[2])
+    out[1] = h * (q[0] * w[0] + q[1] * ws + q[2] * w[2] - q[3] * w[1])
+    out[2] = h * (q[0] * w[1] + q[2] * ws + q[3] * w[0] - q[1] * w[2])
+    out[3] = h * (q[0] * w[2] + q[3] * ws + q[1] * w[1] - q[2] * w[0])
+    return ws
+
+
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _next_configuration(s, x1, q1, dt):
     nb = x1.shape[0]
     x2 = np.empty((nb, 3))
     q2 = np.empty((nb, 4))
-    L = np.empty((4, 4))
-    wb = np.empty(4)
     for i in range(nb):
         for c in range(3):
             x2[i, c] = x1[i, c] + dt * s[6 * i + c]
-        w = s[6 * i + 3:6 * i + 6]
-        wb[0] = _omega_s(w, dt)
-        wb[1:] = w
-        _Lmat(q1[i], L)
-        _mv(L, wb, q2[i])
-        for c in range(4):
-            q2[i, c] *= 0.5 * dt
+        _next_quaternion(q1[i], s[6 * i + 3:6 * i + 6], dt, q2[i])
     return x2, q2
 
 
@@ -331,7 +336,7 @@ def _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, dampin
     cv = np.empty(6)
     d3 = np.empty((6, 3))
     d4 = np.empty((6, 4))
-    W = np.empty((12, 4, 4))
+    W = np.empty((7, 4, 4))
     world_x, world_q = _world()
     for k in range(nj):
         m = nc[k]
@@ -406,7 +411,7 @@ def _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, par
     if not have:
         x2, q2 = _next_configuration(s, x1, q1, dt)
         g = np.empty(6)
-        W = np.empty((12, 4, 4))
+        W = np.empty((7, 4, 4))
         world_x, world_q = _world()
         for k in range(nj):
             if nc[k] == 0:
@@ -453,7 +458,7 @@ def constraint_jacobian_kernel(x, q, parent, child, p_a, p_b, q_off, select, G):
     dqb = np.empty((6, 4))
     blk = np.empty((6, 6))
     L = np.empty((4, 4))
-    W = np.empty((12, 4, 4))
+    W = np.empty((7, 4, 4))
     world_x, world_q = _world()
     for k in range(nj):
         xa, qa, xb, qb = _ends(k, parent, child, x, q, world_x, world_q)
@@ -557,17 +562,10 @@ def step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, 
             return 5, 0, i
     x1 = np.empty_like(x)
     q1 = np.empty_like(q)
-    L = np.empty((4, 4))
-    wb = np.empty(4)
     for i in range(nb):
         for c in range(3):
             x1[i, c] = x[i, c] + dt * v[i, c]
-        wb[0] = _omega_s(w[i], dt)
-        wb[1:] = w[i]
-        _Lmat(q[i], L)
-        _mv(L, wb, q1[i])
-        for c in range(4):
-            q1[i, c] *= 0.5 * dt
+        _next_quaternion(q[i], w[i], dt, q1[i])
     constraint_jacobian_kernel(x1, q1, parent, child, p_a, p_b, q_off, select, G)
     if extrapolate:
         limit = 1.0 / (dt * dt)

@@ -16,36 +16,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .compiled import _next_quaternion, _rot
+
 __all__ = ["velocity_maps", "contact_residual", "contact_jacobian", "distances_next"]
 
 _S = (1.0, 1.0, 1.0, 2.0, 2.0, 2.0)
-
-
-@njit(cache=True, inline="always")
-def _rotmat(q, Q):
-    s, x, y, z = q[0], q[1], q[2], q[3]
-    Q[0, 0] = s * s + x * x - y * y - z * z
-    Q[0, 1] = 2.0 * (x * y - s * z)
-    Q[0, 2] = 2.0 * (x * z + s * y)
-    Q[1, 0] = 2.0 * (x * y + s * z)
-    Q[1, 1] = s * s - x * x + y * y - z * z
-    Q[1, 2] = 2.0 * (y * z - s * x)
-    Q[2, 0] = 2.0 * (x * z - s * y)
-    Q[2, 1] = 2.0 * (y * z + s * x)
-    Q[2, 2] = s * s - x * x - y * y + z * z
-
-
-@njit(cache=True, inline="always")
-def _next_quaternion(q, w, dt, out):
-    """``q₂ = (Δt/2) L(q₁) [ω̄ₛ; ω₁]`` (eq. 17); returns ``ω̄ₛ`` (NaN if ``|ω| >= 2/Δt``)."""
-    arg = 4.0 / (dt * dt) - (w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
-    ws = np.sqrt(arg) if arg > 0.0 else np.nan
-    h = 0.5 * dt
-    out[0] = h * (q[0] * ws - q[1] * w[0] - q[2] * w[1] - q[3] * w[2])
-    out[1] = h * (q[0] * w[0] + q[1] * ws + q[2] * w[2] - q[3] * w[1])
-    out[2] = h * (q[0] * w[1] + q[2] * ws + q[3] * w[0] - q[1] * w[2])
-    out[3] = h * (q[0] * w[2] + q[3] * ws + q[1] * w[1] - q[2] * w[0])
-    return ws
 
 
 @njit(cache=True)
@@ -100,7 +75,7 @@ def velocity_maps(x, q, m, body, other, kind, point, radius, radius_b, half, P):
     nl = np.empty(3)
     for c in range(n):
         a, b, k = body[c], other[c], kind[c]
-        _rotmat(q[a], Q)
+        _rot(q[a], Q)
         if k == 0 or k == 1:
             nrm[0], nrm[1], nrm[2] = 0.0, 0.0, 1.0
             for i in range(3):
@@ -117,7 +92,7 @@ def velocity_maps(x, q, m, body, other, kind, point, radius, radius_b, half, P):
                 pa[i] = -radius[c] * nrm[i]
                 pb[i] = radius_b[c] * nrm[i]
         else:
-            _rotmat(q[b], Qb)
+            _rot(q[b], Qb)
             for i in range(3):
                 tmp[i] = 0.0
                 for j in range(3):
@@ -147,7 +122,7 @@ def velocity_maps(x, q, m, body, other, kind, point, radius, radius_b, half, P):
             for i in range(3):
                 dirs[1 + j, i] = ca * t1[i] + sa * t2[i]
         if b >= 0:
-            _rotmat(q[b], Qb)
+            _rot(q[b], Qb)
         for j in range(1 + m):
             d = dirs[j]
             # rotational part Qᵀ (p_w × d): d·(ω_w × p_w) with ω_w = Q ω
@@ -225,7 +200,7 @@ def _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
     q2 = np.empty(4)
     ws = _next_quaternion(q1[b], s[ob + 3:ob + 6], dt, q2)
     Q = np.empty((3, 3))
-    _rotmat(q2, Q)
+    _rot(q2, Q)
     p = np.empty(3)
     for i in range(3):
         p[i] = Q[0, i] * d[0] + Q[1, i] * d[1] + Q[2, i] * d[2]

@@ -390,12 +390,42 @@ def _solve_6(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
               parent_edges, Dlu, piv, L, U, x, nrhs, symmetric, 6)
 
 
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _sub_sized(y, M, z, m, n, BS, BS2):
+    """``y -= M z`` for an ``m×n`` block, with fixed sizes when (m, n) is the pair (BS, BS2)
+    either way round (``BS2 = 0``: generic)."""
+    if BS2 > 0 and m == BS and n == BS2:
+        _sub_matmul(y, M, z, BS, BS2, 1, False)
+    elif BS2 > 0 and m == BS2 and n == BS:
+        _sub_matmul(y, M, z, BS2, BS, 1, False)
+    else:
+        _sub_matmul(y, M, z, m, n, 1, False)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _pivot_solve_sized(lu, pv, s, y, BS, BS2):
+    """``y <- D⁻¹ y`` with the pivot's LU, fixed-size for the sizes of the pair."""
+    if BS2 > 0 and s == BS:
+        _lu_solve_left(lu, pv, BS, y, 1)
+    elif BS2 > 0 and s == BS2:
+        _lu_solve_left(lu, pv, BS2, y, 1)
+    else:
+        _lu_solve_left(lu, pv, s, y, 1)
+
+
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _solve_pair(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
-                parent_ptr, parent_edges, Dlu, piv, L, U, x, BS, BS2):
-    """:func:`_solve` for one right-hand side of an LDU factor (``symmetric=False``) whose
-    blocks have the two sizes ``BS`` > ``BS2``: the block products and pivot solves of
-    body-joint pairs run fixed-size inlined copies (about 1.6× faster on a 100-link chain)."""
+def _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                  parent_ptr, parent_edges, Dlu, piv, L, U, x, BS, BS2, implicit):
+    """:func:`_solve` for one right-hand side of an LDU factor (``symmetric=False``), with the
+    block products and pivot solves of a size pair ``BS`` > ``BS2`` (bodies and joints) as
+    fixed-size inlined copies (about 1.6× faster on a 100-link chain; ``BS2 = 0``: generic).
+
+    ``implicit``: the factor of an acyclic pattern keeps ``T`` (the matrix's own lower blocks)
+    instead of ``L = T D_c⁻¹`` (:func:`refactor_solve` with an implicit handle). The forward
+    sweep then turns each finished ``y_c`` into ``z_c = D_c⁻¹ y_c`` at once, so that
+    ``y_i -= T z_c`` equals ``y_i -= L y_c`` and the diagonal solve is done; the backward sweep
+    is ``x_i = z_i - U x_p``. Same flops as the explicit solve, while the factor skips every
+    ``T D⁻¹`` (a third of its work)."""
     literally(BS)
     literally(BS2)
     for k in range(order.size):                                     # Alg. 4 lines 1-6
@@ -404,122 +434,58 @@ def _solve_pair(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_p
         xi = x[x_ptr[i]:x_ptr[i + 1]]
         for e in range(child_ptr[k], child_ptr[k + 1]):
             c = fe_child[e]
-            sc = sizes[c]
-            Le = L[fe_ptr[e]:fe_ptr[e + 1]]
-            xc = x[x_ptr[c]:x_ptr[c + 1]]
-            if si == BS and sc == BS2:
-                _sub_matmul(xi, Le, xc, BS, BS2, 1, False)
-            elif si == BS2 and sc == BS:
-                _sub_matmul(xi, Le, xc, BS2, BS, 1, False)
-            else:
-                _sub_matmul(xi, Le, xc, si, sc, 1, False)
+            _sub_sized(xi, L[fe_ptr[e]:fe_ptr[e + 1]], x[x_ptr[c]:x_ptr[c + 1]], si, sizes[c],
+                       BS, BS2)
+        if implicit:
+            _pivot_solve_sized(Dlu[d_ptr[i]:d_ptr[i + 1]], piv[x_ptr[i]:x_ptr[i + 1]], si, xi,
+                               BS, BS2)
     for k in range(order.size - 1, -1, -1):                         # lines 7-12
         i = order[k]
         si = sizes[i]
         xi = x[x_ptr[i]:x_ptr[i + 1]]
-        if si == BS:
-            _lu_solve_left(Dlu[d_ptr[i]:d_ptr[i + 1]], piv[x_ptr[i]:x_ptr[i + 1]], BS, xi, 1)
-        else:
-            _lu_solve_left(Dlu[d_ptr[i]:d_ptr[i + 1]], piv[x_ptr[i]:x_ptr[i + 1]], BS2, xi, 1)
+        if not implicit:
+            _pivot_solve_sized(Dlu[d_ptr[i]:d_ptr[i + 1]], piv[x_ptr[i]:x_ptr[i + 1]], si, xi,
+                               BS, BS2)
         for t in range(parent_ptr[k], parent_ptr[k + 1]):
             e = parent_edges[t]
             p = fe_parent[e]
-            sp_ = sizes[p]
-            xp = x[x_ptr[p]:x_ptr[p + 1]]
-            Ue = U[fe_ptr[e]:fe_ptr[e + 1]]
-            if si == BS and sp_ == BS2:
-                _sub_matmul(xi, Ue, xp, BS, BS2, 1, False)
-            elif si == BS2 and sp_ == BS:
-                _sub_matmul(xi, Ue, xp, BS2, BS, 1, False)
-            else:
-                _sub_matmul(xi, Ue, xp, si, sp_, 1, False)
+            _sub_sized(xi, U[fe_ptr[e]:fe_ptr[e + 1]], x[x_ptr[p]:x_ptr[p + 1]], si, sizes[p],
+                       BS, BS2)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _solve_6_5(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
-               parent_edges, Dlu, piv, L, U, x):
-    _solve_pair(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
-                parent_edges, Dlu, piv, L, U, x, 6, 5)
+def _solve_6_5(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+               parent_ptr, parent_edges, Dlu, piv, L, U, x):
+    _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                  parent_ptr, parent_edges, Dlu, piv, L, U, x, 6, 5, False)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _solve_6_3(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
-               parent_edges, Dlu, piv, L, U, x):
-    _solve_pair(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
-                parent_edges, Dlu, piv, L, U, x, 6, 3)
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _solve_implicit(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
-                    parent_ptr, parent_edges, Dlu, piv, L, U, x, BS, BS2):
-    """Solve with an LDU factor of an acyclic pattern whose lower blocks hold ``T`` (the
-    matrix's own blocks) instead of ``L = T D_c⁻¹`` (``implicit`` factor): the forward sweep
-    turns each finished ``y_c`` into ``z_c = D_c⁻¹ y_c`` at once, so ``y_i -= T z_c`` equals
-    ``y_i -= L y_c`` and the diagonal solve is done; the backward sweep is ``x_i = z_i - U x_p``.
-    Same flops as :func:`_solve` for one right-hand side, while the factor skips every
-    ``T D⁻¹`` (a third of its work). ``BS``, ``BS2``: a size pair (``BS2 = 0``: generic)."""
-    literally(BS)
-    literally(BS2)
-    for k in range(order.size):
-        i = order[k]
-        si = sizes[i]
-        xi = x[x_ptr[i]:x_ptr[i + 1]]
-        for e in range(child_ptr[k], child_ptr[k + 1]):
-            c = fe_child[e]
-            sc = sizes[c]
-            Te = L[fe_ptr[e]:fe_ptr[e + 1]]
-            xc = x[x_ptr[c]:x_ptr[c + 1]]
-            if BS2 > 0 and si == BS and sc == BS2:
-                _sub_matmul(xi, Te, xc, BS, BS2, 1, False)
-            elif BS2 > 0 and si == BS2 and sc == BS:
-                _sub_matmul(xi, Te, xc, BS2, BS, 1, False)
-            else:
-                _sub_matmul(xi, Te, xc, si, sc, 1, False)
-        lu = Dlu[d_ptr[i]:d_ptr[i + 1]]
-        pv = piv[x_ptr[i]:x_ptr[i + 1]]
-        if BS2 > 0 and si == BS:
-            _lu_solve_left(lu, pv, BS, xi, 1)
-        elif BS2 > 0:
-            _lu_solve_left(lu, pv, BS2, xi, 1)
-        else:
-            _lu_solve_left(lu, pv, si, xi, 1)
-    for k in range(order.size - 1, -1, -1):
-        i = order[k]
-        si = sizes[i]
-        xi = x[x_ptr[i]:x_ptr[i + 1]]
-        for t in range(parent_ptr[k], parent_ptr[k + 1]):
-            e = parent_edges[t]
-            p = fe_parent[e]
-            sp_ = sizes[p]
-            xp = x[x_ptr[p]:x_ptr[p + 1]]
-            Ue = U[fe_ptr[e]:fe_ptr[e + 1]]
-            if BS2 > 0 and si == BS and sp_ == BS2:
-                _sub_matmul(xi, Ue, xp, BS, BS2, 1, False)
-            elif BS2 > 0 and si == BS2 and sp_ == BS:
-                _sub_matmul(xi, Ue, xp, BS2, BS, 1, False)
-            else:
-                _sub_matmul(xi, Ue, xp, si, sp_, 1, False)
+def _solve_6_3(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+               parent_ptr, parent_edges, Dlu, piv, L, U, x):
+    _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                  parent_ptr, parent_edges, Dlu, piv, L, U, x, 6, 3, False)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _solve_implicit_0(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                       parent_ptr, parent_edges, Dlu, piv, L, U, x):
-    _solve_implicit(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
-                    parent_ptr, parent_edges, Dlu, piv, L, U, x, 0, 0)
+    _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                  parent_ptr, parent_edges, Dlu, piv, L, U, x, 0, 0, True)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _solve_implicit_6_5(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                         parent_ptr, parent_edges, Dlu, piv, L, U, x):
-    _solve_implicit(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
-                    parent_ptr, parent_edges, Dlu, piv, L, U, x, 6, 5)
+    _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                  parent_ptr, parent_edges, Dlu, piv, L, U, x, 6, 5, True)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _solve_implicit_6_3(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                         parent_ptr, parent_edges, Dlu, piv, L, U, x):
-    _solve_implicit(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
-                    parent_ptr, parent_edges, Dlu, piv, L, U, x, 6, 3)
+    _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                  parent_ptr, parent_edges, Dlu, piv, L, U, x, 6, 3, True)
 
 
 # ---------------------------------------------------------------------- Python signatures
