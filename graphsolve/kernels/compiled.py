@@ -19,8 +19,7 @@ from numba import get_num_threads, get_thread_id, literally, njit, prange
 
 from .reference import PIVOT_RTOL
 
-__all__ = ["factor", "solve", "factor_batch", "solve_batch", "load", "max_asymmetry",
-           "work_buffers"]
+__all__ = ["factor", "refactor", "solve", "factor_batch", "solve_batch", "work_buffers"]
 
 # Reassociation and contraction let LLVM vectorize the small loops; "nnan"/"ninf" are left out
 # so the finiteness checks of the singular-pivot rule are kept.
@@ -62,6 +61,83 @@ def _lu_inplace(a, piv, s):
     return umin
 
 
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _ldl_inplace(a, s, tol):
+    """Symmetric ``a = M Δ Mᵀ`` of the s×s row-major (flat) block without pivoting: M (unit
+    lower) below the diagonal, ``1/Δ`` on it (reciprocals: the solves multiply). Reads only
+    the lower triangle. Returns True if every ``|Δ_k| > tol`` and all Δ_k have one sign,
+    i.e. the block is numerically definite (for a definite block, no pivoting is as stable as
+    Cholesky); otherwise the caller falls back to LU with partial pivoting. Brüdigam et al.
+    (2023) leave the pivot factorization open; a quasi-definite KKT matrix (Baraff 1996) has
+    only definite pivot blocks in any elimination order, so this is the fast path for LDLᵀ."""
+    sign = 0.0
+    for k in range(s):
+        d = a[k * s + k]
+        if not abs(d) > tol:                # also catches NaN
+            return False
+        if sign * d < 0.0:
+            return False
+        sign = d
+        r = 1.0 / d
+        a[k * s + k] = r
+        for i in range(k + 1, s):
+            f = a[i * s + k]
+            a[i * s + k] = f * r
+            for j in range(k + 1, i + 1):   # Schur complement (lower): A_ij -= A_ik M_jk
+                a[i * s + j] -= f * a[j * s + k]
+    return True
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _ldl_solve_left(a, s, x, ncol):
+    """x (s × ncol, flat row-major) <- D⁻¹ x = M⁻ᵀ Δ⁻¹ M⁻¹ x with the factor of
+    :func:`_ldl_inplace` (no divisions, no row swaps)."""
+    if ncol == 6:                           # y = M⁻¹ x; x_r = Δ_r⁻¹ y_r - Σ_k>r M_kr x_k
+        _sweep_rows6(a, s, x, True, False, 0)
+        _sweep_rows6(a, s, x, False, True, 1)
+        return
+    for r in range(s):                      # M (unit lower)
+        for k in range(r):
+            _row_axpy(x, r, k, a[r * s + k], ncol)
+    for r in range(s):                      # Δ⁻¹ (stored reciprocals)
+        d = a[r * s + r]
+        for j in range(ncol):
+            x[r * ncol + j] *= d
+    for r in range(s - 1, -1, -1):          # Mᵀ (unit upper)
+        for k in range(r + 1, s):
+            _row_axpy(x, r, k, a[k * s + r], ncol)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _sweep_rows6(a, s, x, forward, trans, scale):
+    """One triangular sweep over the rows of ``x`` (s × 6): in order (``forward``) or reverse,
+    ``x_r <- (x_r · a_rr if scale == 1) - Σ_k a_rk x_k`` over the rows already swept, then
+    ``/ a_rr`` if ``scale == 2`` (``a_rk`` read as ``a[k, r]`` when ``trans``). A row is held in
+    six scalars (see :func:`_rows6`). The triangular solves with an LU or ``M Δ Mᵀ`` pivot
+    factor on six columns are two such sweeps."""
+    for step in range(s):
+        r = step if forward else s - 1 - step
+        q = r * 6
+        c0, c1, c2, c3, c4, c5 = x[q], x[q + 1], x[q + 2], x[q + 3], x[q + 4], x[q + 5]
+        if scale == 1:
+            d = a[r * s + r]
+            c0, c1, c2, c3, c4, c5 = c0 * d, c1 * d, c2 * d, c3 * d, c4 * d, c5 * d
+        k0, k1 = (0, r) if forward else (r + 1, s)
+        for k in range(k0, k1):
+            f = a[k * s + r] if trans else a[r * s + k]
+            p = k * 6
+            c0 -= f * x[p]
+            c1 -= f * x[p + 1]
+            c2 -= f * x[p + 2]
+            c3 -= f * x[p + 3]
+            c4 -= f * x[p + 4]
+            c5 -= f * x[p + 5]
+        if scale == 2:
+            d = 1.0 / a[r * s + r]
+            c0, c1, c2, c3, c4, c5 = c0 * d, c1 * d, c2 * d, c3 * d, c4 * d, c5 * d
+        x[q], x[q + 1], x[q + 2], x[q + 3], x[q + 4], x[q + 5] = c0, c1, c2, c3, c4, c5
+
+
 @njit(cache=True, error_model="numpy", inline="always")
 def _swap_rows(x, k, p, ncol):
     """Swap rows k and p of the flat row-major x with ncol columns."""
@@ -84,6 +160,10 @@ def _lu_solve_left(lu, piv, s, x, ncol):
     """x (s × ncol, flat row-major) <- D⁻¹ x."""
     for k in range(s):
         _swap_rows(x, k, piv[k], ncol)
+    if ncol == 6:
+        _sweep_rows6(lu, s, x, True, False, 0)         # unit lower
+        _sweep_rows6(lu, s, x, False, False, 2)        # upper
+        return
     for r in range(s):                      # unit lower
         for k in range(r):
             _row_axpy(x, r, k, lu[r * s + k], ncol)
@@ -99,6 +179,12 @@ def _lu_solve_left(lu, piv, s, x, ncol):
 def _lu_solve_trans_left(lu, piv, s, x, ncol):
     """x (s × ncol, flat row-major) <- D⁻ᵀ x, with P D = L U: Dᵀ = Uᵀ Lᵀ P, so solve with Uᵀ,
     then Lᵀ, then undo the row swaps in reverse order. Rows are contiguous (vectorizes)."""
+    if ncol == 6:
+        _sweep_rows6(lu, s, x, True, True, 2)          # Uᵀ (lower, non-unit)
+        _sweep_rows6(lu, s, x, False, True, 0)         # Lᵀ (unit upper)
+        for k in range(s - 1, -1, -1):
+            _swap_rows(x, k, piv[k], ncol)
+        return
     for r in range(s):                      # Uᵀ (lower, non-unit)
         for k in range(r):
             _row_axpy(x, r, k, lu[k * s + r], ncol)
@@ -125,8 +211,45 @@ def _lu_solve_right(lu, piv, s, y, nrow, work):
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _rows6(c, a, b, m, k, b_transposed, assign):
+    """``c (m×6) -= a (m×k) @ b`` (``assign``: ``c = a @ b``), ``b`` (k×6) or, transposed,
+    stored (6×k). A row of ``c`` lives in six scalars while ``k`` products are added, so
+    nothing is stored and reloaded in between (the compiler cannot prove ``c`` does not alias
+    ``a``/``b``); about twice the speed of the plain loops for 6×6 blocks."""
+    for i in range(m):
+        r = i * 6
+        if assign:
+            c0 = c1 = c2 = c3 = c4 = c5 = 0.0
+        else:
+            c0, c1, c2, c3, c4, c5 = c[r], c[r + 1], c[r + 2], c[r + 3], c[r + 4], c[r + 5]
+        for t in range(k):
+            f = a[i * k + t]
+            if assign:
+                f = -f
+            if b_transposed:
+                c0 -= f * b[t]
+                c1 -= f * b[k + t]
+                c2 -= f * b[2 * k + t]
+                c3 -= f * b[3 * k + t]
+                c4 -= f * b[4 * k + t]
+                c5 -= f * b[5 * k + t]
+            else:
+                q = t * 6
+                c0 -= f * b[q]
+                c1 -= f * b[q + 1]
+                c2 -= f * b[q + 2]
+                c3 -= f * b[q + 3]
+                c4 -= f * b[q + 4]
+                c5 -= f * b[q + 5]
+        c[r], c[r + 1], c[r + 2], c[r + 3], c[r + 4], c[r + 5] = c0, c1, c2, c3, c4, c5
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _matmul(a, b, out, m, k, n):
     """out (m×n) = a (m×k) @ b (k×n), all flat row-major."""
+    if n == 6:
+        _rows6(out, a, b, m, k, False, True)
+        return
     for i in range(m):
         for j in range(n):
             out[i * n + j] = 0.0
@@ -139,6 +262,9 @@ def _matmul(a, b, out, m, k, n):
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _sub_matmul(c, a, b, m, k, n, b_transposed):
     """c (m×n) -= a (m×k) @ b (k×n), or @ bᵀ with b stored (n×k) when ``b_transposed``."""
+    if n == 6:
+        _rows6(c, a, b, m, k, b_transposed, False)
+        return
     if b_transposed:                        # row-by-row dot products: contiguous in a and b
         for i in range(m):
             for j in range(n):
@@ -175,7 +301,10 @@ def _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit):
         for r in range(si):                                 # w2 = Tᵀ (sc × si)
             for c in range(sc):
                 w2[c * si + r] = T[r * sc + c]
-        _lu_solve_trans_left(lu_c, piv_c, sc, w2, si)       # w2 = D⁻ᵀ Tᵀ = (T D⁻¹)ᵀ
+        if piv_c[0] < 0:                                    # definite pivot: M Δ Mᵀ
+            _ldl_solve_left(lu_c, sc, w2, si)               # w2 = D⁻¹ Tᵀ = (T D⁻¹)ᵀ
+        else:
+            _lu_solve_trans_left(lu_c, piv_c, sc, w2, si)   # w2 = D⁻ᵀ Tᵀ = (T D⁻¹)ᵀ
         _sub_matmul(Di, T, w2, si, sc, si, False)           # D_i -= T (T D⁻¹)ᵀ
         for r in range(si):
             for c in range(sc):
@@ -189,15 +318,29 @@ def _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit):
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol):
-    """Symmetrize (LDLᵀ), copy and LU-factor the pivot ``D_i``; False if it is singular."""
+    """Symmetrize (LDLᵀ), copy and factor the pivot ``D_i``; False if it is singular.
+
+    LDLᵀ tries :func:`_ldl_inplace` first (marked by ``piv_i[0] = -1``); an indefinite or
+    nearly singular block, and every LDU pivot, gets LU with partial pivoting, whose smallest
+    pivot decides singularity (the rule of :data:`~graphsolve.kernels.reference.PIVOT_RTOL`)."""
+    scale = 0.0
+    finite = True
     if symmetric:
         for r in range(si):
             for c in range(r + 1, si):
                 avg = 0.5 * (Di[r * si + c] + Di[c * si + r])
                 Di[r * si + c] = avg
                 Di[c * si + r] = avg
-    scale = 0.0
-    finite = True
+        poison = 0.0                        # NaN iff some entry is NaN or inf
+        for q in range(si * si):
+            lu_i[q] = Di[q]
+            v = abs(Di[q])
+            poison += v * 0.0
+            scale = max(scale, v)
+        if poison == 0.0 and _ldl_inplace(lu_i, si, rtol * si * scale):
+            piv_i[0] = -1
+            return True
+        scale = 0.0
     for q in range(si * si):
         lu_i[q] = Di[q]
         v = abs(Di[q])
@@ -209,25 +352,75 @@ def _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol):
     return finite and umin > rtol * si * scale
 
 
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _gather_pivot(values, Di, d0, si, symmetric):
+    """Fused load of a diagonal block (the matrix's diagonal section has the layout of ``D``);
+    returns its squared asymmetry (LDLᵀ) or 0."""
+    Di[:] = values[d0:d0 + si * si]         # slice copies: far faster than indexed loops
+    sq = 0.0
+    if symmetric:
+        for r in range(si):
+            for c in range(r + 1, si):
+                d = Di[r * si + c] - Di[c * si + r]
+                sq += d * d
+    return sq
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _gather_pair(values, T, S, ls, us, si, sc, symmetric):
+    """Fused load of the blocks of the pair (i, c): ``T`` = A_ic (si × sc) from ``values[ls:]``
+    and ``S`` = A_ci from ``values[us:]``, zero for fill (offset -1). LDLᵀ never reads ``S``:
+    A_ci is compared with T's transpose instead; returns the squared difference (or 0)."""
+    if ls >= 0:
+        T[:] = values[ls:ls + si * sc]
+    else:
+        T[:] = 0.0
+    sq = 0.0
+    if symmetric:
+        if us >= 0:
+            for r in range(sc):
+                for q in range(si):
+                    d = values[us + r * si + q] - T[q * sc + r]
+                    sq += d * d
+    elif us >= 0:
+        S[:] = values[us:us + si * sc]
+    else:
+        S[:] = 0.0
+    return sq
+
+
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit):
+def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
     """Alg. 3 over the flat buffers; ``sym`` packs the analysis arrays (:func:`_sym`).
     ``BS`` > 0 says every block is BS×BS: compiled as a constant (through the ``_factor_BS``
-    entry points), the inlined small loops get fixed trip counts; ``BS = 0`` is generic."""
+    entry points), the inlined small loops get fixed trip counts; ``BS = 0`` is generic.
+
+    ``gat = (values, lsrc, usrc)`` fuses the load: each block is copied from the matrix's
+    flat ``values`` when the elimination first touches it (node i's diagonal when i's turn
+    comes, the pair (i, c)'s blocks right before its updates), so the values are read once
+    and the copy is in cache for the arithmetic; empty ``values``: the buffers are preloaded.
+    Returns ``(status, scalings, updates, squared asymmetry of the loaded values)``."""
     literally(BS)
     order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr, sched_ic2, \
         sched_c1c2 = sym
+    values, lsrc, usrc = gat
+    gather = values.size > 0
     n_updates = 0
     n_scalings = 0
+    sq = 0.0
     for k in range(order.size):
         i = order[k]
         si = sizes[i] if BS == 0 else BS
         Di = D[d_ptr[i]:d_ptr[i + 1]]
+        if gather:
+            sq += _gather_pivot(values, Di, d_ptr[i], si, symmetric)
         for e in range(child_ptr[k], child_ptr[k + 1]):
             c1 = fe_child[e]
             sc = sizes[c1] if BS == 0 else BS
             T = L[fe_ptr[e]:fe_ptr[e + 1]]
             S = U[fe_ptr[e]:fe_ptr[e + 1]]
+            if gather:
+                sq += _gather_pair(values, T, S, lsrc[e], usrc[e], si, sc, symmetric)
             for t in range(sched_ptr[e], sched_ptr[e + 1]):         # Alg. 3 lines 8-15
                 e_ic2 = sched_ic2[t]
                 e_c1c2 = sched_c1c2[t]
@@ -249,12 +442,12 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit):
             n_scalings += 1
         if not _finish_pivot(Di, Dlu[d_ptr[i]:d_ptr[i + 1]], piv[x_ptr[i]:x_ptr[i + 1]], si,
                              symmetric, rtol):
-            return k, n_scalings, n_updates
-    return -1, n_scalings, n_updates
+            return k, n_scalings, n_updates, sq
+    return -1, n_scalings, n_updates, sq
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, implicit):
+def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, implicit, gat):
     """:func:`_factor` for blocks of exactly two sizes ``BS`` > ``BS2`` (bodies and joints of a
     KKT matrix): pivots and body-joint pairs run fixed-size inlined copies, pairs of equal size
     (fill between bodies or between joints) the generic code."""
@@ -262,17 +455,24 @@ def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, impli
     literally(BS2)
     order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr, sched_ic2, \
         sched_c1c2 = sym
+    values, lsrc, usrc = gat
+    gather = values.size > 0
     n_updates = 0
     n_scalings = 0
+    sq = 0.0
     for k in range(order.size):
         i = order[k]
         si = sizes[i]
         Di = D[d_ptr[i]:d_ptr[i + 1]]
+        if gather:
+            sq += _gather_pivot(values, Di, d_ptr[i], si, symmetric)
         for e in range(child_ptr[k], child_ptr[k + 1]):
             c1 = fe_child[e]
             sc = sizes[c1]
             T = L[fe_ptr[e]:fe_ptr[e + 1]]
             S = U[fe_ptr[e]:fe_ptr[e + 1]]
+            if gather:
+                sq += _gather_pair(values, T, S, lsrc[e], usrc[e], si, sc, symmetric)
             for t in range(sched_ptr[e], sched_ptr[e + 1]):         # Alg. 3 lines 8-15
                 e_ic2 = sched_ic2[t]
                 e_c1c2 = sched_c1c2[t]
@@ -305,33 +505,35 @@ def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, impli
         else:
             ok = _finish_pivot(Di, lu_i, piv_i, BS2, symmetric, rtol)
         if not ok:
-            return k, n_scalings, n_updates
-    return -1, n_scalings, n_updates
+            return k, n_scalings, n_updates, sq
+    return -1, n_scalings, n_updates, sq
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _factor_0(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit):
-    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 0, implicit)
+def _factor_0(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, gat):
+    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 0, implicit, gat)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _factor_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit):
-    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 3, implicit)
+def _factor_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, gat):
+    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 3, implicit, gat)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _factor_6(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit):
-    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6, implicit)
+def _factor_6(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, gat):
+    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6, implicit, gat)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _factor_6_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit):
-    return _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6, 3, implicit)
+def _factor_6_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, gat):
+    return _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6, 3, implicit,
+                        gat)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _factor_6_5(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit):
-    return _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6, 5, implicit)
+def _factor_6_5(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, gat):
+    return _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6, 5, implicit,
+                        gat)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -352,7 +554,11 @@ def _solve_bs(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr
         i = order[k]
         si = sizes[i] if BS == 0 else BS
         xi = x[x_ptr[i] * nrhs:x_ptr[i + 1] * nrhs]
-        _lu_solve_left(Dlu[d_ptr[i]:d_ptr[i + 1]], piv[x_ptr[i]:x_ptr[i + 1]], si, xi, nrhs)
+        if piv[x_ptr[i]] < 0:                                       # LDLᵀ definite pivot
+            _ldl_solve_left(Dlu[d_ptr[i]:d_ptr[i + 1]], si, xi, nrhs)
+        else:
+            _lu_solve_left(Dlu[d_ptr[i]:d_ptr[i + 1]], piv[x_ptr[i]:x_ptr[i + 1]], si, xi,
+                           nrhs)
         for t in range(parent_ptr[k], parent_ptr[k + 1]):
             e = parent_edges[t]
             p = fe_parent[e]
@@ -393,8 +599,10 @@ def _solve_6(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _sub_sized(y, M, z, m, n, BS, BS2):
     """``y -= M z`` for an ``m×n`` block, with fixed sizes when (m, n) is the pair (BS, BS2)
-    either way round (``BS2 = 0``: generic)."""
-    if BS2 > 0 and m == BS and n == BS2:
+    either way round, or BS×BS when ``BS2 = 0`` (uniform sizes; ``BS = 0``: generic)."""
+    if BS > 0 and BS2 == 0:
+        _sub_matmul(y, M, z, BS, BS, 1, False)
+    elif BS2 > 0 and m == BS and n == BS2:
         _sub_matmul(y, M, z, BS, BS2, 1, False)
     elif BS2 > 0 and m == BS2 and n == BS:
         _sub_matmul(y, M, z, BS2, BS, 1, False)
@@ -404,8 +612,9 @@ def _sub_sized(y, M, z, m, n, BS, BS2):
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _pivot_solve_sized(lu, pv, s, y, BS, BS2):
-    """``y <- D⁻¹ y`` with the pivot's LU, fixed-size for the sizes of the pair."""
-    if BS2 > 0 and s == BS:
+    """``y <- D⁻¹ y`` with the pivot's LU, fixed-size for the sizes of the pair (or the
+    uniform size BS when ``BS2 = 0``)."""
+    if BS > 0 and (BS2 == 0 or s == BS):
         _lu_solve_left(lu, pv, BS, y, 1)
     elif BS2 > 0 and s == BS2:
         _lu_solve_left(lu, pv, BS2, y, 1)
@@ -451,6 +660,76 @@ def _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child
             p = fe_parent[e]
             _sub_sized(xi, U[fe_ptr[e]:fe_ptr[e + 1]], x[x_ptr[p]:x_ptr[p + 1]], si, sizes[p],
                        BS, BS2)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                      parent_ptr, parent_edges, Dlu, piv, L, x, BS):
+    """:func:`_solve` for one right-hand side of an LDLᵀ factor: ``U_ip = L_piᵀ`` applied as
+    row updates (contiguous), the pivot solves by the definite (``M Δ Mᵀ``) or LU form; ``BS``
+    > 0: every block is BS×BS (fixed trip counts), ``BS = 0`` generic."""
+    literally(BS)
+    for k in range(order.size):                                     # Alg. 4 lines 1-6
+        i = order[k]
+        si = sizes[i] if BS == 0 else BS
+        xi = x[x_ptr[i]:x_ptr[i + 1]]
+        for e in range(child_ptr[k], child_ptr[k + 1]):
+            c = fe_child[e]
+            _sub_matmul(xi, L[fe_ptr[e]:fe_ptr[e + 1]], x[x_ptr[c]:x_ptr[c + 1]], si,
+                        sizes[c] if BS == 0 else BS, 1, False)
+    for k in range(order.size - 1, -1, -1):                         # lines 7-12
+        i = order[k]
+        si = sizes[i] if BS == 0 else BS
+        xi = x[x_ptr[i]:x_ptr[i + 1]]
+        lu = Dlu[d_ptr[i]:d_ptr[i + 1]]
+        if piv[x_ptr[i]] < 0:
+            _ldl_solve_left(lu, si, xi, 1)
+        else:
+            _lu_solve_left(lu, piv[x_ptr[i]:x_ptr[i + 1]], si, xi, 1)
+        for t in range(parent_ptr[k], parent_ptr[k + 1]):
+            e = parent_edges[t]
+            p = fe_parent[e]
+            sp_ = sizes[p] if BS == 0 else BS
+            blk = fe_ptr[e]
+            for q in range(sp_):                # x_i -= L_piᵀ x_p, row by row of L_pi
+                f = x[x_ptr[p] + q]
+                for r in range(si):
+                    xi[r] -= L[blk + q * si + r] * f
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _solve_sym_0(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                 parent_ptr, parent_edges, Dlu, piv, L, x):
+    _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                      parent_ptr, parent_edges, Dlu, piv, L, x, 0)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _solve_sym_3(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                 parent_ptr, parent_edges, Dlu, piv, L, x):
+    _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                      parent_ptr, parent_edges, Dlu, piv, L, x, 3)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _solve_sym_6(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                 parent_ptr, parent_edges, Dlu, piv, L, x):
+    _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                      parent_ptr, parent_edges, Dlu, piv, L, x, 6)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _solve_vec_3(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                 parent_ptr, parent_edges, Dlu, piv, L, U, x):
+    _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                  parent_ptr, parent_edges, Dlu, piv, L, U, x, 3, 0, False)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _solve_vec_6(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                 parent_ptr, parent_edges, Dlu, piv, L, U, x):
+    _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
+                  parent_ptr, parent_edges, Dlu, piv, L, U, x, 6, 0, False)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -518,8 +797,13 @@ def _sym(an) -> tuple:
             an.sched_ptr, an.sched_ic2, an.sched_c1c2)
 
 
-_SOLVE_PAIR = {(6, 3): _solve_6_3, (6, 5): _solve_6_5}
+#: ``gat`` for buffers loaded beforehand (:func:`_factor`)
+_NO_GATHER = (np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64))
+
+_SOLVE_PAIR = {(6, 3): _solve_6_3, (6, 5): _solve_6_5, (3, 0): _solve_vec_3,
+               (6, 0): _solve_vec_6}      # LDU, one right-hand side
 _SOLVE_UNIFORM = {(3, 0): _solve_3, (6, 0): _solve_6}
+_SOLVE_SYM = {(3, 0): _solve_sym_3, (6, 0): _solve_sym_6}
 _FACTOR = {(0, 0): _factor_0, (3, 0): _factor_3, (6, 0): _factor_6, (6, 3): _factor_6_3,
            (6, 5): _factor_6_5}
 
@@ -528,23 +812,49 @@ def factor(an, D, Dlu, piv, L, U, symmetric: bool, work=None, rtol: float = PIVO
            ) -> tuple[int, dict]:
     """Compiled :func:`graphsolve.kernels.reference.factor` (same arguments and results)."""
     w1, w2 = work if work is not None else work_buffers(an)
-    status, scalings, updates = _FACTOR[specialization(an)](
-        _sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2, float(rtol), False)
+    status, scalings, updates, _ = _FACTOR[specialization(an)](
+        _sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2, float(rtol), False, _NO_GATHER)
+    return int(status), _counts(an, status, scalings, updates)
+
+
+def _counts(an, status, scalings, updates) -> dict:
     pivots = an.n_nodes if status < 0 else int(status) + 1
-    return int(status), {"pivots": pivots, "scalings": int(scalings), "updates": int(updates)}
+    return {"pivots": pivots, "scalings": int(scalings), "updates": int(updates)}
+
+
+def refactor(an, values, gmap, D, Dlu, piv, L, U, symmetric: bool, work=None,
+             rtol: float = PIVOT_RTOL) -> tuple[int, dict, bool, bool]:
+    """Compiled :func:`graphsolve.kernels.reference.refactor`: the load is fused into the
+    factor (:func:`_factor`, ``gat``), so the values are read once. ``finite`` needs no pass
+    of its own on success: every value enters some pivot block (LDU: ``D_i -= T D⁻¹ S``;
+    LDLᵀ: the upper blocks through the symmetry sum), whose finiteness the factor checks."""
+    w1, w2 = work if work is not None else work_buffers(an)
+    status, scalings, updates, sq = _FACTOR[specialization(an)](
+        _sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2, float(rtol), False,
+        (values, gmap.lsrc, gmap.usrc))
+    ok = status < 0
+    finite = (ok and np.isfinite(sq)) or _poison(values) == 0.0
+    return int(status), _counts(an, status, scalings, updates), bool(finite), \
+        bool(ok and sq == 0.0)
 
 
 def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
     """Compiled :func:`graphsolve.kernels.reference.solve`; ``x`` C-contiguous ``(N, k)``."""
     if not x.flags.c_contiguous:
         raise ValueError("x must be C-contiguous")
-    pair = _SOLVE_PAIR.get(specialization(an)) if not symmetric and x.shape[1] == 1 else None
+    spec = specialization(an)
+    if symmetric and x.shape[1] == 1:
+        _SOLVE_SYM.get(spec, _solve_sym_0)(
+            an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_parent, an.fe_child, an.fe_ptr,
+            an.child_ptr, an.parent_ptr, an.parent_edges, Dlu, piv, L, x.reshape(-1))
+        return
+    pair = _SOLVE_PAIR.get(spec) if not symmetric and x.shape[1] == 1 else None
     if pair is not None:
         pair(an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_parent, an.fe_child,
              an.fe_ptr, an.child_ptr, an.parent_ptr, an.parent_edges, Dlu, piv, L, U,
              x.reshape(-1))
         return
-    _SOLVE_UNIFORM.get(specialization(an), _solve)(
+    _SOLVE_UNIFORM.get(spec, _solve)(
         an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_parent, an.fe_child, an.fe_ptr,
         an.child_ptr, an.parent_ptr, an.parent_edges, Dlu, piv, L, U, x.reshape(-1),
         x.shape[1], bool(symmetric))
@@ -552,36 +862,45 @@ def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
 
 # ---------------------------------------------------------------------- batched kernels
 @njit(cache=True, error_model="numpy", parallel=True)
-def _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, BS, BS2):
-    """Items in parallel (numba threads); ``w1``, ``w2`` hold one work row per thread."""
+def _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, BS, BS2,
+                  gat):
+    """Items in parallel (numba threads); ``w1``, ``w2`` hold one work row per thread; the
+    buffers are preloaded (``gat`` empty)."""
     literally(BS)
     literally(BS2)
     for b in prange(D.shape[0]):
         t = get_thread_id()
         if BS2 == 0:
-            st, scalings, updates = _factor(sym, D[b], Dlu[b], piv[b], L[b], U[b], symmetric,
-                                            w1[t], w2[t], rtol, BS, False)
+            st, scalings, updates, _ = _factor(sym, D[b], Dlu[b], piv[b], L[b], U[b],
+                                               symmetric, w1[t], w2[t], rtol, BS, False, gat)
         else:
-            st, scalings, updates = _factor_pair(sym, D[b], Dlu[b], piv[b], L[b], U[b],
-                                                 symmetric, w1[t], w2[t], rtol, BS, BS2, False)
+            st, scalings, updates, _ = _factor_pair(sym, D[b], Dlu[b], piv[b], L[b], U[b],
+                                                    symmetric, w1[t], w2[t], rtol, BS, BS2,
+                                                    False, gat)
         status[b] = st
         counts[b, 0] = scalings
         counts[b, 1] = updates
 
 
 @njit(cache=True, error_model="numpy")
-def _factor_batch_0(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts):
-    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 0, 0)
+def _factor_batch_0(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts,
+                     gat):
+    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 0, 0,
+                  gat)
 
 
 @njit(cache=True, error_model="numpy")
-def _factor_batch_6(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts):
-    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 6, 0)
+def _factor_batch_6(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts,
+                     gat):
+    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 6, 0,
+                  gat)
 
 
 @njit(cache=True, error_model="numpy")
-def _factor_batch_6_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts):
-    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 6, 3)
+def _factor_batch_6_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts,
+                     gat):
+    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 6, 3,
+                  gat)
 
 
 #: Batched variants (each is a parallel compile; other specializations use the generic one).
@@ -607,7 +926,8 @@ def factor_batch(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[np.
     status = np.empty(D.shape[0], dtype=np.int64)
     counts = np.zeros((D.shape[0], 2), dtype=np.int64)
     kernel = _FACTOR_BATCH.get(specialization(an), _factor_batch_0)
-    kernel(_sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2, PIVOT_RTOL, status, counts)
+    kernel(_sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2, PIVOT_RTOL, status, counts,
+           _NO_GATHER)
     return status, {"pivots": an.n_nodes, "scalings": int(counts[0, 0]),
                     "updates": int(counts[0, 1])}
 
@@ -622,26 +942,6 @@ def solve_batch(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
 
 # ---------------------------------------------------------------------- loading values
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _copy_blocks(values, n_diag, src, dst, length, upper, D, L, U):
-    """Copy the values block by block into the factor buffers."""
-    D[:] = values[:n_diag]
-    n_lower = 0                 # fill blocks (not in the matrix) start at zero; skip the
-    for b in range(src.size):   # zeroing when the matrix covers every factor block (trees)
-        if not upper[b]:
-            n_lower += length[b]
-    if n_lower < L.size:
-        L[:] = 0.0
-    if length.sum() - n_lower < U.size:
-        U[:] = 0.0
-    for b in range(src.size):
-        s0, d0, n = src[b], dst[b], length[b]
-        if upper[b]:
-            U[d0:d0 + n] = values[s0:s0 + n]
-        else:
-            L[d0:d0 + n] = values[s0:s0 + n]
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _poison(values):
     """The sum of ``v * 0`` over all values: NaN iff some value is NaN or infinite (a
     reduction that vectorizes, unlike a branchy check)."""
@@ -649,69 +949,6 @@ def _poison(values):
     for q in range(values.size):
         poison += values[q] * 0.0
     return poison
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _load(values, n_diag, src, dst, length, upper, D, L, U):
-    """Copy block by block; returns :func:`_poison` of the values (0.0 iff all finite)."""
-    _copy_blocks(values, n_diag, src, dst, length, upper, D, L, U)
-    return _poison(values)
-
-
-def load(values, gmap, D, L, U) -> bool:
-    """Compiled :func:`graphsolve.kernels.reference.load` (copies block by block)."""
-    return bool(_load(values, gmap.n_diag, gmap.src, gmap.dst, gmap.length, gmap.upper,
-                      D, L, U) == 0.0)
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _max_asymmetry(order, sizes, d_ptr, fe_parent, fe_child, fe_ptr, D, L, U):
-    """Sum of squared differences (a reduction that vectorizes); the max and the scale are
-    only computed when it is nonzero."""
-    sq = 0.0
-    for i in range(sizes.size):
-        s = sizes[i]
-        base = d_ptr[i]
-        for r in range(s):
-            for c in range(r + 1, s):
-                d = D[base + r * s + c] - D[base + c * s + r]
-                sq += d * d
-    for e in range(fe_child.size):
-        si = sizes[fe_parent[e]]
-        sc = sizes[fe_child[e]]
-        base = fe_ptr[e]
-        for r in range(si):
-            for c in range(sc):
-                d = L[base + r * sc + c] - U[base + c * si + r]
-                sq += d * d
-    worst = 0.0
-    scale = 0.0
-    if sq > 0.0 or not np.isfinite(sq):
-        for i in range(sizes.size):
-            s = sizes[i]
-            base = d_ptr[i]
-            for r in range(s):
-                for c in range(r + 1, s):
-                    worst = max(worst, abs(D[base + r * s + c] - D[base + c * s + r]))
-        for e in range(fe_child.size):
-            si = sizes[fe_parent[e]]
-            sc = sizes[fe_child[e]]
-            base = fe_ptr[e]
-            for r in range(si):
-                for c in range(sc):
-                    worst = max(worst, abs(L[base + r * sc + c] - U[base + c * si + r]))
-        for q in range(D.size):
-            scale = max(scale, abs(D[q]))
-        for q in range(L.size):
-            scale = max(scale, abs(L[q]))
-    return worst, scale
-
-
-def max_asymmetry(an, D, L, U) -> tuple[float, float]:
-    """Compiled :func:`graphsolve.kernels.reference.max_asymmetry`."""
-    worst, scale = _max_asymmetry(an.order, an.block_sizes, an.d_ptr, an.fe_parent,
-                                  an.fe_child, an.fe_ptr, D, L, U)
-    return float(worst), float(scale)
 
 
 # ---------------------------------------------------------------------- calls from numba code
@@ -727,8 +964,8 @@ def fused_handle(an, gmap, D, Dlu, piv, L, U, work, implicit: bool = False) -> t
     if implicit and an.sched_ptr[-1] != 0:
         raise ValueError("an implicit-L factor needs an acyclic pattern (no fill updates)")
     bs, bs2 = specialization(an)
-    handle = (_sym(an), np.int64(gmap.n_diag), gmap.src, gmap.dst, gmap.length, gmap.upper,
-              D, Dlu, piv, L, U, w1, w2, float(PIVOT_RTOL), solve_sym,
+    handle = (_sym(an), gmap.lsrc, gmap.usrc, D, Dlu, piv, L, U, w1, w2, float(PIVOT_RTOL),
+              solve_sym,
               np.int64(100 * bs + bs2 + (1000 if implicit else 0)))
     return handle
 
@@ -740,20 +977,23 @@ def refactor_solve(handle, values, x):
     Returns -1 on success, -2 if ``values`` holds NaN or inf, else the position in the
     elimination order of the first singular pivot block (``x`` is then unchanged).
     """
-    sym, n_diag, src, dst, length, upper, D, Dlu, piv, L, U, w1, w2, rtol, ssym, kind = handle
-    # Non-finite values need no separate pass: every value block enters some pivot block
-    # (D_i -= T D_c⁻¹ S, with NaN/inf propagating), whose finiteness the factor checks; a
-    # failed pivot is then told apart from non-finite input.
-    _copy_blocks(values, n_diag, src, dst, length, upper, D, L, U)
+    sym, lsrc, usrc, D, Dlu, piv, L, U, w1, w2, rtol, ssym, kind = handle
+    # The load is fused into the factor. Non-finite values need no separate pass: every value
+    # block enters some pivot block (D_i -= T D_c⁻¹ S, with NaN/inf propagating), whose
+    # finiteness the factor checks; a failed pivot is then told apart from non-finite input.
+    gat = (values, lsrc, usrc)
     implicit = kind >= 1000
     pair = kind % 1000
     # the size-specialized kernels (separately compiled and cached), as :func:`factor` picks
     if pair == 605:
-        status, _, _ = _factor_6_5(sym, D, Dlu, piv, L, U, False, w1, w2, rtol, implicit)
+        status, _, _, _ = _factor_6_5(sym, D, Dlu, piv, L, U, False, w1, w2, rtol, implicit,
+                                      gat)
     elif pair == 603:
-        status, _, _ = _factor_6_3(sym, D, Dlu, piv, L, U, False, w1, w2, rtol, implicit)
+        status, _, _, _ = _factor_6_3(sym, D, Dlu, piv, L, U, False, w1, w2, rtol, implicit,
+                                      gat)
     else:
-        status, _, _ = _factor_0(sym, D, Dlu, piv, L, U, False, w1, w2, rtol, implicit)
+        status, _, _, _ = _factor_0(sym, D, Dlu, piv, L, U, False, w1, w2, rtol, implicit,
+                                    gat)
     if status >= 0:
         return -2 if _poison(values) != 0.0 else status
     order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr, \

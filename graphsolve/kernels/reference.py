@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 
-__all__ = ["factor", "solve", "factor_batch", "solve_batch", "load", "max_asymmetry",
+__all__ = ["factor", "refactor", "solve", "factor_batch", "solve_batch", "load", "max_asymmetry",
            "pivot_is_singular", "PIVOT_RTOL"]
 
 #: A pivot block ``P`` of size ``s`` counts as singular when the smallest ``|u_kk|`` of its LU
@@ -162,6 +162,19 @@ def load(values, gmap, D, L, U) -> bool:
     L[dst_l] = values[src_l]
     U[dst_u] = values[src_u]
     return bool(np.all(np.isfinite(values)))
+
+
+def refactor(an, values, gmap, D, Dlu, piv, L, U, symmetric: bool, work=None,
+             rtol: float = PIVOT_RTOL) -> tuple[int, dict, bool, bool]:
+    """Load ``values`` (:func:`load`) and :func:`factor` them. Returns ``(status, counts,
+    finite, exactly_symmetric)``; the caller raises for non-finite values, applies the
+    tolerance of the LDLᵀ symmetry check when the values are not exactly symmetric (only
+    computed for ``symmetric``; ``False`` also when the factor failed), then reads the status."""
+    if not load(values, gmap, D, L, U):
+        return -1, {}, False, False                 # not factored: the caller raises
+    exact = bool(symmetric) and max_asymmetry(an, D, L, U)[0] == 0.0
+    status, counts = factor(an, D, Dlu, piv, L, U, symmetric, work, rtol)
+    return status, counts, True, exact and status < 0
 
 
 def max_asymmetry(an, D, L, U) -> tuple[float, float]:

@@ -900,3 +900,77 @@ def test_allocate_and_fused_handle_check_arguments():
     A = gs.random_block_matrix(gs.generators.path(3), block_size=2)
     with pytest.raises(gs.GraphSolveError, match="compiled backend"):
         F.fused_handle(A)
+
+
+# ---------------------------------------------------------------------------------------------
+# the fused load (values read inside the factor) and the definite-pivot path of LDLᵀ
+# ---------------------------------------------------------------------------------------------
+
+
+def _every_block(A: gs.BlockMatrix):
+    yield from ((i, i) for i in range(A.n_nodes))
+    yield from (tuple(int(v) for v in e) for e in A.edges)
+
+
+@pytest.mark.parametrize("method", ["ldlt", "ldu"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_refactor_names_any_non_finite_block(backend, method, bad):
+    """Every value enters the factor (or, for LDLᵀ, the symmetry comparison): a NaN or inf
+    in any block, diagonal, lower, upper, tree edge or cycle edge, is reported as such."""
+    A = gs.random_block_matrix(gen.ladder(6), "spd", block_size=3, seed=1)
+    F = gs.factorize(A, method=method, backend=backend)
+    for blk in _every_block(A):
+        B = A.copy()
+        B.block(*blk)[1, 2] = bad
+        with pytest.raises(gs.NonFiniteError, match=re_block(blk)):
+            F.refactor(B)
+        F.refactor(A)                     # and the factorization recovers
+        assert rel_residual(A.to_scipy(), F.solve(np.ones(A.shape[0])), np.ones(A.shape[0])) < 1e-12
+
+
+def re_block(blk) -> str:
+    return rf"\({blk[0]}, {blk[1]}\)"
+
+
+@pytest.mark.parametrize("family", ["path9", "ladder12", "net4"])
+def test_ldlt_asymmetry_in_any_off_diagonal_block_is_refused(backend, family):
+    """The fused symmetry check compares every upper block with its lower partner, on tree
+    edges and on edges that get fill updates before they are scaled; assembly round-off
+    (1e-15 relative) passes."""
+    A = gs.random_block_matrix(FAMILIES[family](), "spd", block_size=2, seed=3)
+    F = gs.factorize(A, method="ldlt", backend=backend)
+    for blk in _every_block(A):
+        if blk[0] == blk[1]:
+            continue
+        B = A.copy()
+        B.block(*blk)[0, 1] += 1e-3
+        with pytest.raises(gs.GraphSolveError, match="ldlt"):
+            F.refactor(B)
+        B.block(*blk)[0, 1] = A.block(*blk)[0, 1] * (1 + 1e-15)
+        F.refactor(B)
+    B = A.copy()
+    B.block(0, 0)[0, 1] += 1e-3                # and inside a diagonal block
+    with pytest.raises(gs.GraphSolveError, match="ldlt"):
+        F.refactor(B)
+
+
+def test_ldlt_indefinite_pivot_blocks_fall_back_to_lu(backend):
+    """Symmetric indefinite (non-quasi-definite) pivot blocks such as [[0, 1], [1, 0]] have no
+    LDLᵀ without pivoting: the compiled kernel uses its definite fast path (``piv = -1``) only
+    for definite blocks and LU with partial pivoting for the others; both solve exactly."""
+    G = gen.ladder(8)
+    rng = np.random.default_rng(5)
+    diag = {v: np.array([[0.0, 4.0], [4.0, 0.0]]) if v % 2 else 6 * np.eye(2) for v in G}
+    off = {e: 0.3 * rng.standard_normal((2, 2)) for e in G.edges}
+    A = gs.BlockMatrix.from_blocks(G, diag, off)
+    F = gs.factorize(A, method="ldlt", ordering="natural", backend=backend)
+    b = rhs(A.shape[0], 1)
+    assert rel_error(F.solve(b), oracle_solve(A.to_scipy(), b)) < ORACLE_TOL
+    if backend == "compiled":
+        an = F.analysis
+        first = F._piv[an.x_ptr[:-1]]
+        eig = [np.linalg.eigvalsh(F.D.toarray()[s:s + 2, s:s + 2])
+               for s in F._permuted_offsets()]
+        definite = [bool(np.all(w > 0) or np.all(w < 0)) for w in eig]
+        assert (first < 0).tolist() == definite
+        assert 0 < sum(definite) < an.n_nodes
