@@ -3,13 +3,23 @@
 Same Python-level signatures and results as :mod:`graphsolve.kernels.reference` (which reads
 like the papers), so a parametrized test fixture runs every numeric test on both. The loops are
 the same (Brüdigam et al. 2023, Alg. 3-4, with the update schedule of the analysis); the small
-dense block operations (products, LU with partial pivoting, triangular solves) are written out
-as loops, which beats BLAS calls for blocks of a few rows. Nothing is allocated per block: the
+dense block operations (products, LU with partial pivoting, triangular solves;
+:mod:`graphsolve.kernels.blocks`) are written out as loops, which beats BLAS calls for blocks of
+a few rows. Nothing is allocated per block: the
 caller passes two ``max_size²`` work buffers.
 
 Pivot factors use the LAPACK convention (``getrf``: ``P D = L U`` with ``piv`` the 0-based row
 swap applied at step ``k``), and the singularity rule is the shared
-:data:`~graphsolve.kernels.reference.PIVOT_RTOL` rule.
+:data:`~graphsolve.kernels.reference.PIVOT_RTOL` rule. An LDLᵀ pivot block that is definite (all
+of them for a quasi-definite matrix) is factored ``M Δ Mᵀ`` without pivoting instead, marked by
+``piv = -1`` at the block's first row (:func:`_ldl_inplace`).
+
+Where the speed comes from (``python -m comparisons run``; see the README for numbers): the
+values are gathered inside the factor, block by block as the elimination reaches them
+(:func:`refactor`); products and triangular solves with six columns keep a row of the result in
+six scalars (:func:`_rows6`, :func:`_sweep_rows6`); kernels are compiled per block size (3, 6
+and the KKT pairs) and, for one right-hand side, per solve shape; LDLᵀ keeps ``L D`` of each
+pair so a fill update is one block product.
 """
 
 from __future__ import annotations
@@ -17,287 +27,36 @@ from __future__ import annotations
 import numpy as np
 from numba import get_num_threads, get_thread_id, literally, njit, prange
 
+from .blocks import (
+    _FAST,
+    _ldl_inplace,
+    _ldl_solve_left,
+    _lu_inplace,
+    _lu_solve_left,
+    _lu_solve_right,
+    _lu_solve_trans_left,
+    _matmul,
+    _sub_matmul,
+)
 from .reference import PIVOT_RTOL
 
 __all__ = ["factor", "refactor", "solve", "factor_batch", "solve_batch", "work_buffers"]
 
-# Reassociation and contraction let LLVM vectorize the small loops; "nnan"/"ninf" are left out
-# so the finiteness checks of the singular-pivot rule are kept.
-_FAST = {"reassoc", "contract", "nsz", "arcp"}
-
-
-# ---------------------------------------------------------------------- small dense helpers
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _lu_inplace(a, piv, s):
-    """LU with partial pivoting of the s×s row-major matrix ``a`` (flat view), in place.
-    Returns min |u_kk| (0 for an exactly singular or non-finite block)."""
-    umin = np.inf
-    for k in range(s):
-        p = k
-        best = abs(a[k * s + k])
-        for r in range(k + 1, s):
-            v = abs(a[r * s + k])
-            if v > best:
-                best, p = v, r
-        piv[k] = p
-        if p != k:
-            for c in range(s):
-                tmp = a[k * s + c]
-                a[k * s + c] = a[p * s + c]
-                a[p * s + c] = tmp
-        ukk = a[k * s + k]
-        if not np.isfinite(ukk):
-            return 0.0
-        if abs(ukk) < umin:
-            umin = abs(ukk)
-        if ukk == 0.0:
-            continue
-        for r in range(k + 1, s):
-            f = a[r * s + k] / ukk
-            a[r * s + k] = f
-            if f != 0.0:
-                for c in range(k + 1, s):
-                    a[r * s + c] -= f * a[k * s + c]
-    return umin
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _ldl_inplace(a, s, tol):
-    """Symmetric ``a = M Δ Mᵀ`` of the s×s row-major (flat) block without pivoting: M (unit
-    lower) below the diagonal, ``1/Δ`` on it (reciprocals: the solves multiply). Reads only
-    the lower triangle. Returns True if every ``|Δ_k| > tol`` and all Δ_k have one sign,
-    i.e. the block is numerically definite (for a definite block, no pivoting is as stable as
-    Cholesky); otherwise the caller falls back to LU with partial pivoting. Brüdigam et al.
-    (2023) leave the pivot factorization open; a quasi-definite KKT matrix (Baraff 1996) has
-    only definite pivot blocks in any elimination order, so this is the fast path for LDLᵀ."""
-    sign = 0.0
-    for k in range(s):
-        d = a[k * s + k]
-        if not abs(d) > tol:                # also catches NaN
-            return False
-        if sign * d < 0.0:
-            return False
-        sign = d
-        r = 1.0 / d
-        a[k * s + k] = r
-        for i in range(k + 1, s):
-            f = a[i * s + k]
-            a[i * s + k] = f * r
-            for j in range(k + 1, i + 1):   # Schur complement (lower): A_ij -= A_ik M_jk
-                a[i * s + j] -= f * a[j * s + k]
-    return True
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _ldl_solve_left(a, s, x, ncol):
-    """x (s × ncol, flat row-major) <- D⁻¹ x = M⁻ᵀ Δ⁻¹ M⁻¹ x with the factor of
-    :func:`_ldl_inplace` (no divisions, no row swaps)."""
-    if ncol == 6:                           # y = M⁻¹ x; x_r = Δ_r⁻¹ y_r - Σ_k>r M_kr x_k
-        _sweep_rows6(a, s, x, True, False, 0)
-        _sweep_rows6(a, s, x, False, True, 1)
-        return
-    for r in range(s):                      # M (unit lower)
-        for k in range(r):
-            _row_axpy(x, r, k, a[r * s + k], ncol)
-    for r in range(s):                      # Δ⁻¹ (stored reciprocals)
-        d = a[r * s + r]
-        for j in range(ncol):
-            x[r * ncol + j] *= d
-    for r in range(s - 1, -1, -1):          # Mᵀ (unit upper)
-        for k in range(r + 1, s):
-            _row_axpy(x, r, k, a[k * s + r], ncol)
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _sweep_rows6(a, s, x, forward, trans, scale):
-    """One triangular sweep over the rows of ``x`` (s × 6): in order (``forward``) or reverse,
-    ``x_r <- (x_r · a_rr if scale == 1) - Σ_k a_rk x_k`` over the rows already swept, then
-    ``/ a_rr`` if ``scale == 2`` (``a_rk`` read as ``a[k, r]`` when ``trans``). A row is held in
-    six scalars (see :func:`_rows6`). The triangular solves with an LU or ``M Δ Mᵀ`` pivot
-    factor on six columns are two such sweeps."""
-    for step in range(s):
-        r = step if forward else s - 1 - step
-        q = r * 6
-        c0, c1, c2, c3, c4, c5 = x[q], x[q + 1], x[q + 2], x[q + 3], x[q + 4], x[q + 5]
-        if scale == 1:
-            d = a[r * s + r]
-            c0, c1, c2, c3, c4, c5 = c0 * d, c1 * d, c2 * d, c3 * d, c4 * d, c5 * d
-        k0, k1 = (0, r) if forward else (r + 1, s)
-        for k in range(k0, k1):
-            f = a[k * s + r] if trans else a[r * s + k]
-            p = k * 6
-            c0 -= f * x[p]
-            c1 -= f * x[p + 1]
-            c2 -= f * x[p + 2]
-            c3 -= f * x[p + 3]
-            c4 -= f * x[p + 4]
-            c5 -= f * x[p + 5]
-        if scale == 2:
-            d = 1.0 / a[r * s + r]
-            c0, c1, c2, c3, c4, c5 = c0 * d, c1 * d, c2 * d, c3 * d, c4 * d, c5 * d
-        x[q], x[q + 1], x[q + 2], x[q + 3], x[q + 4], x[q + 5] = c0, c1, c2, c3, c4, c5
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def _swap_rows(x, k, p, ncol):
-    """Swap rows k and p of the flat row-major x with ncol columns."""
-    if p != k:
-        for j in range(ncol):
-            tmp = x[k * ncol + j]
-            x[k * ncol + j] = x[p * ncol + j]
-            x[p * ncol + j] = tmp
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _row_axpy(x, dst, src, f, ncol):
-    """Row dst -= f * row src of the flat row-major x with ncol columns."""
-    for j in range(ncol):
-        x[dst * ncol + j] -= f * x[src * ncol + j]
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _lu_solve_left(lu, piv, s, x, ncol):
-    """x (s × ncol, flat row-major) <- D⁻¹ x."""
-    for k in range(s):
-        _swap_rows(x, k, piv[k], ncol)
-    if ncol == 6:
-        _sweep_rows6(lu, s, x, True, False, 0)         # unit lower
-        _sweep_rows6(lu, s, x, False, False, 2)        # upper
-        return
-    for r in range(s):                      # unit lower
-        for k in range(r):
-            _row_axpy(x, r, k, lu[r * s + k], ncol)
-    for r in range(s - 1, -1, -1):          # upper
-        for k in range(r + 1, s):
-            _row_axpy(x, r, k, lu[r * s + k], ncol)
-        inv = 1.0 / lu[r * s + r]
-        for j in range(ncol):
-            x[r * ncol + j] *= inv
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _lu_solve_trans_left(lu, piv, s, x, ncol):
-    """x (s × ncol, flat row-major) <- D⁻ᵀ x, with P D = L U: Dᵀ = Uᵀ Lᵀ P, so solve with Uᵀ,
-    then Lᵀ, then undo the row swaps in reverse order. Rows are contiguous (vectorizes)."""
-    if ncol == 6:
-        _sweep_rows6(lu, s, x, True, True, 2)          # Uᵀ (lower, non-unit)
-        _sweep_rows6(lu, s, x, False, True, 0)         # Lᵀ (unit upper)
-        for k in range(s - 1, -1, -1):
-            _swap_rows(x, k, piv[k], ncol)
-        return
-    for r in range(s):                      # Uᵀ (lower, non-unit)
-        for k in range(r):
-            _row_axpy(x, r, k, lu[k * s + r], ncol)
-        inv = 1.0 / lu[r * s + r]
-        for j in range(ncol):
-            x[r * ncol + j] *= inv
-    for r in range(s - 1, -1, -1):          # Lᵀ (unit upper)
-        for k in range(r + 1, s):
-            _row_axpy(x, r, k, lu[k * s + r], ncol)
-    for k in range(s - 1, -1, -1):          # Pᵀ
-        _swap_rows(x, k, piv[k], ncol)
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _lu_solve_right(lu, piv, s, y, nrow, work):
-    """y (nrow × s, flat row-major) <- y D⁻¹ = (D⁻ᵀ yᵀ)ᵀ, through ``work`` (s × nrow)."""
-    for r in range(nrow):
-        for c in range(s):
-            work[c * nrow + r] = y[r * s + c]
-    _lu_solve_trans_left(lu, piv, s, work, nrow)
-    for r in range(nrow):
-        for c in range(s):
-            y[r * s + c] = work[c * nrow + r]
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _rows6(c, a, b, m, k, b_transposed, assign):
-    """``c (m×6) -= a (m×k) @ b`` (``assign``: ``c = a @ b``), ``b`` (k×6) or, transposed,
-    stored (6×k). A row of ``c`` lives in six scalars while ``k`` products are added, so
-    nothing is stored and reloaded in between (the compiler cannot prove ``c`` does not alias
-    ``a``/``b``); about twice the speed of the plain loops for 6×6 blocks."""
-    for i in range(m):
-        r = i * 6
-        if assign:
-            c0 = c1 = c2 = c3 = c4 = c5 = 0.0
-        else:
-            c0, c1, c2, c3, c4, c5 = c[r], c[r + 1], c[r + 2], c[r + 3], c[r + 4], c[r + 5]
-        for t in range(k):
-            f = a[i * k + t]
-            if assign:
-                f = -f
-            if b_transposed:
-                c0 -= f * b[t]
-                c1 -= f * b[k + t]
-                c2 -= f * b[2 * k + t]
-                c3 -= f * b[3 * k + t]
-                c4 -= f * b[4 * k + t]
-                c5 -= f * b[5 * k + t]
-            else:
-                q = t * 6
-                c0 -= f * b[q]
-                c1 -= f * b[q + 1]
-                c2 -= f * b[q + 2]
-                c3 -= f * b[q + 3]
-                c4 -= f * b[q + 4]
-                c5 -= f * b[q + 5]
-        c[r], c[r + 1], c[r + 2], c[r + 3], c[r + 4], c[r + 5] = c0, c1, c2, c3, c4, c5
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _matmul(a, b, out, m, k, n):
-    """out (m×n) = a (m×k) @ b (k×n), all flat row-major."""
-    if n == 6:
-        _rows6(out, a, b, m, k, False, True)
-        return
-    for i in range(m):
-        for j in range(n):
-            out[i * n + j] = 0.0
-        for t in range(k):
-            f = a[i * k + t]
-            for j in range(n):
-                out[i * n + j] += f * b[t * n + j]
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _sub_matmul(c, a, b, m, k, n, b_transposed):
-    """c (m×n) -= a (m×k) @ b (k×n), or @ bᵀ with b stored (n×k) when ``b_transposed``."""
-    if n == 6:
-        _rows6(c, a, b, m, k, b_transposed, False)
-        return
-    if b_transposed:                        # row-by-row dot products: contiguous in a and b
-        for i in range(m):
-            for j in range(n):
-                acc = 0.0
-                for t in range(k):
-                    acc += a[i * k + t] * b[j * k + t]
-                c[i * n + j] -= acc
-        return
-    if n == 1:                              # matrix-vector: dot products
-        for i in range(m):
-            acc = 0.0
-            for t in range(k):
-                acc += a[i * k + t] * b[t]
-            c[i] -= acc
-        return
-    for i in range(m):
-        for t in range(k):
-            f = a[i * k + t]
-            if b_transposed:
-                for j in range(n):
-                    c[i * n + j] -= f * b[j * k + t]
-            else:
-                for j in range(n):
-                    c[i * n + j] -= f * b[t * n + j]
-
-
 # ---------------------------------------------------------------------- kernels
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit):
+def _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep):
     """Alg. 3 lines 18-20 for the pair (i, c1): ``L = T D⁻¹``, ``U = D⁻¹ S``,
-    ``D_i -= T D⁻¹ S`` (LDLᵀ: ``S = Tᵀ``, ``U`` untouched). With ``implicit`` (LDU on an
-    acyclic pattern) ``T`` is kept: :func:`_solve_implicit` applies ``L = T D⁻¹`` on the fly."""
+    ``D_i -= T D⁻¹ S`` (LDLᵀ: ``S = Tᵀ``). With ``implicit`` (LDU on an acyclic pattern)
+    ``T`` is kept: :func:`_solve_implicit` applies ``L = T D⁻¹`` on the fly.
+
+    LDLᵀ with ``keep`` (a pattern with update triples) keeps the unscaled ``T = L D_c`` in the
+    otherwise unused ``U`` block: a triple (Alg. 3 line 14, ``T_ic1 -= L_ic2 D_c2 L_c1c2ᵀ``)
+    then needs one block product instead of two (:meth:`graphsolve.Analysis.flops` counts it
+    so)."""
     if symmetric:
+        if keep:
+            for q in range(si * sc):
+                S[q] = T[q]
         for r in range(si):                                 # w2 = Tᵀ (sc × si)
             for c in range(sc):
                 w2[c * si + r] = T[r * sc + c]
@@ -405,6 +164,7 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
         sched_c1c2 = sym
     values, lsrc, usrc = gat
     gather = values.size > 0
+    keep = symmetric and sched_ptr[sched_ptr.size - 1] > 0      # see _scale_pair
     n_updates = 0
     n_scalings = 0
     sq = 0.0
@@ -429,16 +189,16 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
                 Dc2 = D[d_ptr[c2]:d_ptr[c2 + 1]]
                 L_ic2 = L[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]]
                 L_c1c2 = L[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]]
-                _matmul(L_ic2, Dc2, w1, si, s2, s2)                 # L_ic2 D_c2
-                if symmetric:
-                    _sub_matmul(T, w1, L_c1c2, si, s2, sc, True)    # T -= (.) L_c1c2ᵀ
+                if symmetric:           # T -= (L_ic2 D_c2) L_c1c2ᵀ, L_ic2 D_c2 kept in U
+                    _sub_matmul(T, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], L_c1c2, si, s2, sc, True)
                 else:
+                    _matmul(L_ic2, Dc2, w1, si, s2, s2)             # L_ic2 D_c2
                     _sub_matmul(T, w1, U[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]], si, s2, sc, False)
                     _matmul(L_c1c2, Dc2, w1, sc, s2, s2)
                     _sub_matmul(S, w1, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], sc, s2, si, False)
                 n_updates += 1
             _scale_pair(T, S, Di, Dlu[d_ptr[c1]:d_ptr[c1 + 1]], piv[x_ptr[c1]:x_ptr[c1 + 1]],
-                        si, sc, symmetric, w2, implicit)
+                        si, sc, symmetric, w2, implicit, keep)
             n_scalings += 1
         if not _finish_pivot(Di, Dlu[d_ptr[i]:d_ptr[i + 1]], piv[x_ptr[i]:x_ptr[i + 1]], si,
                              symmetric, rtol):
@@ -457,6 +217,7 @@ def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, impli
         sched_c1c2 = sym
     values, lsrc, usrc = gat
     gather = values.size > 0
+    keep = symmetric and sched_ptr[sched_ptr.size - 1] > 0      # see _scale_pair
     n_updates = 0
     n_scalings = 0
     sq = 0.0
@@ -481,10 +242,10 @@ def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, impli
                 Dc2 = D[d_ptr[c2]:d_ptr[c2 + 1]]
                 L_ic2 = L[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]]
                 L_c1c2 = L[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]]
-                _matmul(L_ic2, Dc2, w1, si, s2, s2)                 # L_ic2 D_c2
-                if symmetric:
-                    _sub_matmul(T, w1, L_c1c2, si, s2, sc, True)    # T -= (.) L_c1c2ᵀ
+                if symmetric:           # T -= (L_ic2 D_c2) L_c1c2ᵀ, L_ic2 D_c2 kept in U
+                    _sub_matmul(T, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], L_c1c2, si, s2, sc, True)
                 else:
+                    _matmul(L_ic2, Dc2, w1, si, s2, s2)             # L_ic2 D_c2
                     _sub_matmul(T, w1, U[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]], si, s2, sc, False)
                     _matmul(L_c1c2, Dc2, w1, sc, s2, s2)
                     _sub_matmul(S, w1, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], sc, s2, si, False)
@@ -492,11 +253,11 @@ def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, impli
             lu_c = Dlu[d_ptr[c1]:d_ptr[c1 + 1]]
             piv_c = piv[x_ptr[c1]:x_ptr[c1 + 1]]
             if si == BS and sc == BS2:
-                _scale_pair(T, S, Di, lu_c, piv_c, BS, BS2, symmetric, w2, implicit)
+                _scale_pair(T, S, Di, lu_c, piv_c, BS, BS2, symmetric, w2, implicit, keep)
             elif si == BS2 and sc == BS:
-                _scale_pair(T, S, Di, lu_c, piv_c, BS2, BS, symmetric, w2, implicit)
+                _scale_pair(T, S, Di, lu_c, piv_c, BS2, BS, symmetric, w2, implicit, keep)
             else:
-                _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit)
+                _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep)
             n_scalings += 1
         lu_i = Dlu[d_ptr[i]:d_ptr[i + 1]]
         piv_i = piv[x_ptr[i]:x_ptr[i + 1]]
