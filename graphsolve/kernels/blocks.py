@@ -190,18 +190,6 @@ def _lu_solve_trans_left(lu, piv, s, x, ncol):
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _lu_solve_right(lu, piv, s, y, nrow, work):
-    """y (nrow × s, flat row-major) <- y D⁻¹ = (D⁻ᵀ yᵀ)ᵀ, through ``work`` (s × nrow)."""
-    for r in range(nrow):
-        for c in range(s):
-            work[c * nrow + r] = y[r * s + c]
-    _lu_solve_trans_left(lu, piv, s, work, nrow)
-    for r in range(nrow):
-        for c in range(s):
-            y[r * s + c] = work[c * nrow + r]
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _rows6(c, a, b, m, k, b_transposed, assign):
     """``c (m×6) -= a (m×k) @ b`` (``assign``: ``c = a @ b``), ``b`` (k×6) or, transposed,
     stored (6×k). A row of ``c`` lives in six scalars while ``k`` products are added, so
@@ -280,3 +268,47 @@ def _sub_matmul(c, a, b, m, k, n, b_transposed):
             else:
                 for j in range(n):
                     c[i * n + j] -= f * b[t * n + j]
+
+
+# One right-hand side: flat loops with no nested helpers (each inlined copy stays small; numba
+# re-processes every nested ``inline="always"`` callee at each call site).
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _matvec_sub(y, a, z, m, n):
+    """``y (m) -= a (m×n) @ z (n)``, row dot products."""
+    for i in range(m):
+        acc = 0.0
+        for t in range(n):
+            acc += a[i * n + t] * z[t]
+        y[i] -= acc
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _lu_solve_vec(lu, piv, s, y):
+    """``y <- D⁻¹ y`` with the LU factor of :func:`_lu_inplace` (one right-hand side)."""
+    for k in range(s):
+        p = piv[k]
+        if p != k:
+            tmp = y[k]
+            y[k] = y[p]
+            y[p] = tmp
+    for r in range(s):                      # unit lower
+        for k in range(r):
+            y[r] -= lu[r * s + k] * y[k]
+    for r in range(s - 1, -1, -1):          # upper
+        for k in range(r + 1, s):
+            y[r] -= lu[r * s + k] * y[k]
+        y[r] *= 1.0 / lu[r * s + r]
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _ldl_solve_vec(a, s, y):
+    """``y <- D⁻¹ y`` with the ``M Δ Mᵀ`` factor of :func:`_ldl_inplace` (one right-hand
+    side; ``Δ`` stored as reciprocals)."""
+    for r in range(s):                      # M (unit lower)
+        for k in range(r):
+            y[r] -= a[r * s + k] * y[k]
+    for r in range(s):                      # Δ⁻¹ (stored reciprocals)
+        y[r] *= a[r * s + r]
+    for r in range(s - 1, -1, -1):          # Mᵀ (unit upper)
+        for k in range(r + 1, s):
+            y[r] -= a[k * s + r] * y[k]

@@ -31,11 +31,13 @@ from .blocks import (
     _FAST,
     _ldl_inplace,
     _ldl_solve_left,
+    _ldl_solve_vec,
     _lu_inplace,
     _lu_solve_left,
-    _lu_solve_right,
     _lu_solve_trans_left,
+    _lu_solve_vec,
     _matmul,
+    _matvec_sub,
     _sub_matmul,
 )
 from .reference import PIVOT_RTOL
@@ -43,8 +45,7 @@ from .reference import PIVOT_RTOL
 __all__ = ["factor", "refactor", "solve", "factor_batch", "solve_batch", "work_buffers"]
 
 # ---------------------------------------------------------------------- kernels
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep):
+def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, FI, FC):
     """Alg. 3 lines 18-20 for the pair (i, c1): ``L = T D⁻¹``, ``U = D⁻¹ S``,
     ``D_i -= T D⁻¹ S`` (LDLᵀ: ``S = Tᵀ``). With ``implicit`` (LDU on an acyclic pattern)
     ``T`` is kept: :func:`_solve_implicit` applies ``L = T D⁻¹`` on the fly.
@@ -52,36 +53,56 @@ def _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep):
     LDLᵀ with ``keep`` (a pattern with update triples) keeps the unscaled ``T = L D_c`` in the
     otherwise unused ``U`` block: a triple (Alg. 3 line 14, ``T_ic1 -= L_ic2 D_c2 L_c1c2ᵀ``)
     then needs one block product instead of two (:meth:`graphsolve.Analysis.flops` counts it
-    so)."""
-    if symmetric:
-        if keep:
-            for q in range(si * sc):
-                S[q] = T[q]
-        for r in range(si):                                 # w2 = Tᵀ (sc × si)
+    so).
+
+    ``FI``, ``FC`` > 0 fix ``si``, ``sc`` (literal sizes: fixed trip counts; ``0``: generic).
+    Two compiled forms of this one function:
+
+    - :func:`_scale_pair_inline` (numba IR inlining; the fastest code, ~15 % faster on a
+      path than a call) at the single call site of :func:`_factor`;
+    - :func:`_scale_pair`, compiled once per pair of literal sizes and inlined by LLVM
+      (``forceinline``), at the three call sites of :func:`_factor_pair`.
+
+    numba's IR inlining re-processes the callee and its nested helpers at every call site;
+    inlining it at all three sites of every pair kernel made the cold compilation of the
+    dynamics' kernels take minutes."""
+    if FI > 0:
+        si = FI
+    if FC > 0:
+        sc = FC
+    scale_t = symmetric or not implicit
+    if keep:                                                # LDLᵀ only
+        for q in range(si * sc):
+            S[q] = T[q]
+    if scale_t:                                             # w2 = (T D⁻¹)ᵀ = D⁻ᵀ Tᵀ
+        for r in range(si):
             for c in range(sc):
                 w2[c * si + r] = T[r * sc + c]
-        if piv_c[0] < 0:                                    # definite pivot: M Δ Mᵀ
-            _ldl_solve_left(lu_c, sc, w2, si)               # w2 = D⁻¹ Tᵀ = (T D⁻¹)ᵀ
+        if piv_c[0] < 0:                                    # definite LDLᵀ pivot: M Δ Mᵀ
+            _ldl_solve_left(lu_c, sc, w2, si)
         else:
-            _lu_solve_trans_left(lu_c, piv_c, sc, w2, si)   # w2 = D⁻ᵀ Tᵀ = (T D⁻¹)ᵀ
-        _sub_matmul(Di, T, w2, si, sc, si, False)           # D_i -= T (T D⁻¹)ᵀ
+            _lu_solve_trans_left(lu_c, piv_c, sc, w2, si)
+    if symmetric:                                           # D⁻¹ S = (T D⁻¹)ᵀ
+        V = w2
+    else:
+        _lu_solve_left(lu_c, piv_c, sc, S, si)              # U = D⁻¹ S
+        V = S
+    _sub_matmul(Di, T, V, si, sc, si, False)                # D_i -= T D⁻¹ S
+    if scale_t:                                             # L = T D⁻¹
         for r in range(si):
             for c in range(sc):
                 T[r * sc + c] = w2[c * si + r]
-    else:
-        _lu_solve_left(lu_c, piv_c, sc, S, si)              # U = D⁻¹ S
-        _sub_matmul(Di, T, S, si, sc, si, False)            # D_i -= T U
-        if not implicit:
-            _lu_solve_right(lu_c, piv_c, sc, T, si, w2)     # L = T D⁻¹
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol):
+def _finish_pivot_py(Di, lu_i, piv_i, si, symmetric, rtol, FI):
     """Symmetrize (LDLᵀ), copy and factor the pivot ``D_i``; False if it is singular.
 
     LDLᵀ tries :func:`_ldl_inplace` first (marked by ``piv_i[0] = -1``); an indefinite or
     nearly singular block, and every LDU pivot, gets LU with partial pivoting, whose smallest
-    pivot decides singularity (the rule of :data:`~graphsolve.kernels.reference.PIVOT_RTOL`)."""
+    pivot decides singularity (the rule of :data:`~graphsolve.kernels.reference.PIVOT_RTOL`).
+    ``FI`` > 0 fixes ``si`` (see :func:`_scale_pair_py`)."""
+    if FI > 0:
+        si = FI
     scale = 0.0
     finite = True
     if symmetric:
@@ -109,6 +130,14 @@ def _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol):
             scale = v
     umin = _lu_inplace(lu_i, piv_i, si)
     return finite and umin > rtol * si * scale
+
+
+#: :func:`_scale_pair_py` compiled per literal size pair, inlined by LLVM
+_scale_pair = njit(cache=True, error_model="numpy", fastmath=_FAST, forceinline=True)(
+    _scale_pair_py)
+#: :func:`_scale_pair_py` inlined by numba (one site per kernel)
+_scale_pair_inline = njit(error_model="numpy", fastmath=_FAST, inline="always")(_scale_pair_py)
+_finish_pivot = njit(error_model="numpy", fastmath=_FAST, inline="always")(_finish_pivot_py)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
@@ -197,11 +226,12 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
                     _matmul(L_c1c2, Dc2, w1, sc, s2, s2)
                     _sub_matmul(S, w1, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], sc, s2, si, False)
                 n_updates += 1
-            _scale_pair(T, S, Di, Dlu[d_ptr[c1]:d_ptr[c1 + 1]], piv[x_ptr[c1]:x_ptr[c1 + 1]],
-                        si, sc, symmetric, w2, implicit, keep)
+            _scale_pair_inline(T, S, Di, Dlu[d_ptr[c1]:d_ptr[c1 + 1]],
+                               piv[x_ptr[c1]:x_ptr[c1 + 1]], si, sc, symmetric, w2, implicit,
+                               keep, BS, BS)
             n_scalings += 1
         if not _finish_pivot(Di, Dlu[d_ptr[i]:d_ptr[i + 1]], piv[x_ptr[i]:x_ptr[i + 1]], si,
-                             symmetric, rtol):
+                             symmetric, rtol, BS):
             return k, n_scalings, n_updates, sq
     return -1, n_scalings, n_updates, sq
 
@@ -253,18 +283,20 @@ def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, impli
             lu_c = Dlu[d_ptr[c1]:d_ptr[c1 + 1]]
             piv_c = piv[x_ptr[c1]:x_ptr[c1 + 1]]
             if si == BS and sc == BS2:
-                _scale_pair(T, S, Di, lu_c, piv_c, BS, BS2, symmetric, w2, implicit, keep)
+                _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, BS,
+                            BS2)
             elif si == BS2 and sc == BS:
-                _scale_pair(T, S, Di, lu_c, piv_c, BS2, BS, symmetric, w2, implicit, keep)
+                _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, BS2,
+                            BS)
             else:
-                _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep)
+                _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 0, 0)
             n_scalings += 1
         lu_i = Dlu[d_ptr[i]:d_ptr[i + 1]]
         piv_i = piv[x_ptr[i]:x_ptr[i + 1]]
         if si == BS:
-            ok = _finish_pivot(Di, lu_i, piv_i, BS, symmetric, rtol)
+            ok = _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol, BS)
         else:
-            ok = _finish_pivot(Di, lu_i, piv_i, BS2, symmetric, rtol)
+            ok = _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol, BS2)
         if not ok:
             return k, n_scalings, n_updates, sq
     return -1, n_scalings, n_updates, sq
@@ -362,13 +394,13 @@ def _sub_sized(y, M, z, m, n, BS, BS2):
     """``y -= M z`` for an ``m×n`` block, with fixed sizes when (m, n) is the pair (BS, BS2)
     either way round, or BS×BS when ``BS2 = 0`` (uniform sizes; ``BS = 0``: generic)."""
     if BS > 0 and BS2 == 0:
-        _sub_matmul(y, M, z, BS, BS, 1, False)
+        _matvec_sub(y, M, z, BS, BS)
     elif BS2 > 0 and m == BS and n == BS2:
-        _sub_matmul(y, M, z, BS, BS2, 1, False)
+        _matvec_sub(y, M, z, BS, BS2)
     elif BS2 > 0 and m == BS2 and n == BS:
-        _sub_matmul(y, M, z, BS2, BS, 1, False)
+        _matvec_sub(y, M, z, BS2, BS)
     else:
-        _sub_matmul(y, M, z, m, n, 1, False)
+        _matvec_sub(y, M, z, m, n)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
@@ -376,11 +408,11 @@ def _pivot_solve_sized(lu, pv, s, y, BS, BS2):
     """``y <- D⁻¹ y`` with the pivot's LU, fixed-size for the sizes of the pair (or the
     uniform size BS when ``BS2 = 0``)."""
     if BS > 0 and (BS2 == 0 or s == BS):
-        _lu_solve_left(lu, pv, BS, y, 1)
+        _lu_solve_vec(lu, pv, BS, y)
     elif BS2 > 0 and s == BS2:
-        _lu_solve_left(lu, pv, BS2, y, 1)
+        _lu_solve_vec(lu, pv, BS2, y)
     else:
-        _lu_solve_left(lu, pv, s, y, 1)
+        _lu_solve_vec(lu, pv, s, y)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -436,17 +468,17 @@ def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, c
         xi = x[x_ptr[i]:x_ptr[i + 1]]
         for e in range(child_ptr[k], child_ptr[k + 1]):
             c = fe_child[e]
-            _sub_matmul(xi, L[fe_ptr[e]:fe_ptr[e + 1]], x[x_ptr[c]:x_ptr[c + 1]], si,
-                        sizes[c] if BS == 0 else BS, 1, False)
+            _matvec_sub(xi, L[fe_ptr[e]:fe_ptr[e + 1]], x[x_ptr[c]:x_ptr[c + 1]], si,
+                        sizes[c] if BS == 0 else BS)
     for k in range(order.size - 1, -1, -1):                         # lines 7-12
         i = order[k]
         si = sizes[i] if BS == 0 else BS
         xi = x[x_ptr[i]:x_ptr[i + 1]]
         lu = Dlu[d_ptr[i]:d_ptr[i + 1]]
         if piv[x_ptr[i]] < 0:
-            _ldl_solve_left(lu, si, xi, 1)
+            _ldl_solve_vec(lu, si, xi)
         else:
-            _lu_solve_left(lu, piv[x_ptr[i]:x_ptr[i + 1]], si, xi, 1)
+            _lu_solve_vec(lu, piv[x_ptr[i]:x_ptr[i + 1]], si, xi)
         for t in range(parent_ptr[k], parent_ptr[k + 1]):
             e = parent_edges[t]
             p = fe_parent[e]
@@ -623,21 +655,32 @@ def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
 
 # ---------------------------------------------------------------------- batched kernels
 @njit(cache=True, error_model="numpy", parallel=True)
-def _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, BS, BS2,
-                  gat):
+def _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, BS,
+                  implicit, gat):
     """Items in parallel (numba threads); ``w1``, ``w2`` hold one work row per thread; the
-    buffers are preloaded (``gat`` empty)."""
+    buffers are preloaded (``gat`` empty). ``implicit`` (False) comes from Python as a runtime
+    bool, so the kernels compiled for :func:`factor` are reused."""
+    literally(BS)
+    for b in prange(D.shape[0]):
+        t = get_thread_id()
+        st, scalings, updates, _ = _factor(sym, D[b], Dlu[b], piv[b], L[b], U[b], symmetric,
+                                           w1[t], w2[t], rtol, BS, implicit, gat)
+        status[b] = st
+        counts[b, 0] = scalings
+        counts[b, 1] = updates
+
+
+@njit(cache=True, error_model="numpy", parallel=True)
+def _factor_batch_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, BS,
+                       BS2, implicit, gat):
+    """:func:`_factor_batch` for a pair of block sizes (:func:`_factor_pair`)."""
     literally(BS)
     literally(BS2)
     for b in prange(D.shape[0]):
         t = get_thread_id()
-        if BS2 == 0:
-            st, scalings, updates, _ = _factor(sym, D[b], Dlu[b], piv[b], L[b], U[b],
-                                               symmetric, w1[t], w2[t], rtol, BS, False, gat)
-        else:
-            st, scalings, updates, _ = _factor_pair(sym, D[b], Dlu[b], piv[b], L[b], U[b],
-                                                    symmetric, w1[t], w2[t], rtol, BS, BS2,
-                                                    False, gat)
+        st, scalings, updates, _ = _factor_pair(sym, D[b], Dlu[b], piv[b], L[b], U[b],
+                                                symmetric, w1[t], w2[t], rtol, BS, BS2,
+                                                implicit, gat)
         status[b] = st
         counts[b, 0] = scalings
         counts[b, 1] = updates
@@ -645,23 +688,23 @@ def _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, count
 
 @njit(cache=True, error_model="numpy")
 def _factor_batch_0(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts,
-                     gat):
-    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 0, 0,
-                  gat)
+                    implicit, gat):
+    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 0,
+                  implicit, gat)
 
 
 @njit(cache=True, error_model="numpy")
 def _factor_batch_6(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts,
-                     gat):
-    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 6, 0,
-                  gat)
+                    implicit, gat):
+    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 6,
+                  implicit, gat)
 
 
 @njit(cache=True, error_model="numpy")
 def _factor_batch_6_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts,
-                     gat):
-    _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 6, 3,
-                  gat)
+                      implicit, gat):
+    _factor_batch_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 6, 3,
+                       implicit, gat)
 
 
 #: Batched variants (each is a parallel compile; other specializations use the generic one).
@@ -688,7 +731,7 @@ def factor_batch(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[np.
     counts = np.zeros((D.shape[0], 2), dtype=np.int64)
     kernel = _FACTOR_BATCH.get(specialization(an), _factor_batch_0)
     kernel(_sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2, PIVOT_RTOL, status, counts,
-           _NO_GATHER)
+           False, _NO_GATHER)
     return status, {"pivots": an.n_nodes, "scalings": int(counts[0, 0]),
                     "updates": int(counts[0, 1])}
 
@@ -745,16 +788,19 @@ def refactor_solve(handle, values, x):
     gat = (values, lsrc, usrc)
     implicit = kind >= 1000
     pair = kind % 1000
+    # LDU: False, but as a runtime bool like Factorization's calls pass it; a literal False
+    # would make numba compile (and cache) a second copy of every factor kernel
+    symmetric = kind < 0
     # the size-specialized kernels (separately compiled and cached), as :func:`factor` picks
     if pair == 605:
-        status, _, _, _ = _factor_6_5(sym, D, Dlu, piv, L, U, False, w1, w2, rtol, implicit,
-                                      gat)
+        status, _, _, _ = _factor_6_5(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol,
+                                      implicit, gat)
     elif pair == 603:
-        status, _, _, _ = _factor_6_3(sym, D, Dlu, piv, L, U, False, w1, w2, rtol, implicit,
-                                      gat)
+        status, _, _, _ = _factor_6_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol,
+                                      implicit, gat)
     else:
-        status, _, _, _ = _factor_0(sym, D, Dlu, piv, L, U, False, w1, w2, rtol, implicit,
-                                    gat)
+        status, _, _, _ = _factor_0(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol,
+                                    implicit, gat)
     if status >= 0:
         return -2 if _poison(values) != 0.0 else status
     order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr, \
@@ -776,5 +822,5 @@ def refactor_solve(handle, values, x):
                    parent_ptr, parent_edges, Dlu, piv, L, U, x)
     else:
         _solve(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
-               parent_edges, Dlu, piv, L, U, x, 1, False)
+               parent_edges, Dlu, piv, L, U, x, np.int64(1), symmetric)
     return -1
