@@ -48,7 +48,7 @@ __all__ = ["factor", "refactor", "solve", "factor_batch", "solve_batch", "work_b
 def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, FI, FC):
     """Alg. 3 lines 18-20 for the pair (i, c1): ``L = T D⁻¹``, ``U = D⁻¹ S``,
     ``D_i -= T D⁻¹ S`` (LDLᵀ: ``S = Tᵀ``). With ``implicit`` (LDU on an acyclic pattern)
-    ``T`` is kept: :func:`_solve_implicit` applies ``L = T D⁻¹`` on the fly.
+    ``T`` is kept: :func:`_solve_vector` (``implicit``) applies ``L = T D⁻¹`` on the fly.
 
     LDLᵀ with ``keep`` (a pattern with update triples) keeps the unscaled ``T = L D_c`` in the
     otherwise unused ``U`` block: a triple (Alg. 3 line 14, ``T_ic1 -= L_ic2 D_c2 L_c1c2ᵀ``)
@@ -94,15 +94,13 @@ def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep,
                 T[r * sc + c] = w2[c * si + r]
 
 
-def _finish_pivot_py(Di, lu_i, piv_i, si, symmetric, rtol, FI):
+@njit(error_model="numpy", fastmath=_FAST, inline="always")
+def _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol):
     """Symmetrize (LDLᵀ), copy and factor the pivot ``D_i``; False if it is singular.
 
     LDLᵀ tries :func:`_ldl_inplace` first (marked by ``piv_i[0] = -1``); an indefinite or
     nearly singular block, and every LDU pivot, gets LU with partial pivoting, whose smallest
-    pivot decides singularity (the rule of :data:`~graphsolve.kernels.reference.PIVOT_RTOL`).
-    ``FI`` > 0 fixes ``si`` (see :func:`_scale_pair_py`)."""
-    if FI > 0:
-        si = FI
+    pivot decides singularity (the rule of :data:`~graphsolve.kernels.reference.PIVOT_RTOL`)."""
     scale = 0.0
     finite = True
     if symmetric:
@@ -137,7 +135,6 @@ _scale_pair = njit(cache=True, error_model="numpy", fastmath=_FAST, forceinline=
     _scale_pair_py)
 #: :func:`_scale_pair_py` inlined by numba (one site per kernel)
 _scale_pair_inline = njit(error_model="numpy", fastmath=_FAST, inline="always")(_scale_pair_py)
-_finish_pivot = njit(error_model="numpy", fastmath=_FAST, inline="always")(_finish_pivot_py)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
@@ -231,7 +228,7 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
                                keep, BS, BS)
             n_scalings += 1
         if not _finish_pivot(Di, Dlu[d_ptr[i]:d_ptr[i + 1]], piv[x_ptr[i]:x_ptr[i + 1]], si,
-                             symmetric, rtol, BS):
+                             symmetric, rtol):
             return k, n_scalings, n_updates, sq
     return -1, n_scalings, n_updates, sq
 
@@ -294,9 +291,9 @@ def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, impli
         lu_i = Dlu[d_ptr[i]:d_ptr[i + 1]]
         piv_i = piv[x_ptr[i]:x_ptr[i + 1]]
         if si == BS:
-            ok = _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol, BS)
+            ok = _finish_pivot(Di, lu_i, piv_i, BS, symmetric, rtol)
         else:
-            ok = _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol, BS2)
+            ok = _finish_pivot(Di, lu_i, piv_i, BS2, symmetric, rtol)
         if not ok:
             return k, n_scalings, n_updates, sq
     return -1, n_scalings, n_updates, sq
@@ -760,8 +757,8 @@ def fused_handle(an, gmap, D, Dlu, piv, L, U, work, implicit: bool = False) -> t
     """The ``handle`` (a tuple of arrays) for :func:`refactor_solve`, which numba code can call in a
     loop (e.g. a Newton iteration) without returning to Python. The buffers are shared with
     the :class:`~graphsolve.Factorization` that made them. ``implicit`` (acyclic patterns
-    only) keeps the lower blocks unscaled (:func:`_solve_implicit`): faster, but the buffers
-    then do not hold the explicit factor."""
+    only) keeps the lower blocks unscaled (solved by :func:`_solve_vector` with ``implicit``):
+    faster, but the buffers then do not hold the explicit factor."""
     w1, w2 = work
     solve_sym = (an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_parent, an.fe_child,
                  an.fe_ptr, an.child_ptr, an.parent_ptr, an.parent_edges)
