@@ -668,6 +668,27 @@ def test_nan_in_matrix(backend):
 
 
 @pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_every_non_finite_entry_is_caught_by_ldlt(backend, bad):
+    """Each entry of an spd matrix made non-finite, alone or with its mirror entry: factorize
+    and refactor raise NonFiniteError (the compiled LDLᵀ pivot test skips a finiteness pass on
+    definite blocks; this is the test that it needs none)."""
+    A = gs.random_block_matrix(gen.ladder(4), "spd", block_size=3, seed=0)
+    F = gs.factorize(A, backend=backend)
+    t = A.transpose_index()
+    for k in range(A.data.size):
+        for mirror in (False, True):
+            data = A.data.copy()
+            data[k] = bad
+            if mirror:
+                data[t[k]] = bad
+            with pytest.raises(gs.NonFiniteError):
+                F.refactor(A.with_data(data))
+            with pytest.raises(gs.NonFiniteError):
+                gs.factorize(A.with_data(data), method="ldlt", backend=backend)
+    assert_solves(A, F.refactor(A).solve(np.ones(A.shape[0])), np.ones(A.shape[0]))
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
 def test_non_finite_rhs(backend, bad):
     A = gs.random_block_matrix(gen.ladder(4), "spd", block_size=2, seed=0)
     F = gs.factorize(A, backend=backend)
