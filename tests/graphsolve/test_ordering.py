@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 
 import graphsolve as gs
 from graphsolve import generators as gen
+from graphsolve.ordering import _minimum_degree
+from graphsolve.symbolic import csr_adjacency, minimum_degree
 
 FAST = settings(max_examples=25, deadline=None)
 NAMED = ("brudigam", "dfs", "natural", "amd")
@@ -376,6 +378,24 @@ def test_brudigam_and_dfs_fill_coincide_random(n, extra, seed):
     extra = min(extra, n * (n - 1) // 2 - (n - 1))
     G = gen.random_graph(n, extra_edges=extra, seed=seed)
     assert gs.analyze(G, "brudigam").fill_blocks == gs.analyze(G, "dfs").fill_blocks
+
+
+@given(n=st.integers(1, 40), extra=st.integers(0, 80), seed=st.integers(0, 10_000),
+       data=st.data())
+@settings(max_examples=200, deadline=None)
+def test_compiled_minimum_degree_equals_the_reference(n, extra, seed, data):
+    """graphsolve.symbolic.minimum_degree (what analyze runs) against the set-based reference
+    of graphsolve.ordering: same order for random graphs, block sizes and zero-diagonal sets."""
+    extra = min(extra, (n - 1) * (n - 2) // 2)
+    G = gen.random_graph(n, extra_edges=extra, seed=seed) if n > 1 else nx.empty_graph(1)
+    edges = np.array(sorted(G.edges()), dtype=np.int64).reshape(-1, 2)
+    indptr, indices = csr_adjacency(n, edges)
+    sizes = np.array(data.draw(st.lists(st.integers(1, 6), min_size=n, max_size=n)), np.int64)
+    zero = data.draw(st.sets(st.integers(0, n - 1)))
+    mask = np.zeros(n, bool)
+    mask[list(zero)] = True
+    expected = _minimum_degree(indptr, indices, sizes, frozenset(zero))
+    np.testing.assert_array_equal(minimum_degree(indptr, indices, sizes, mask), expected)
 
 
 @pytest.mark.parametrize("make", [lambda: gen.net(6), lambda: gen.crystal(3)],
