@@ -92,8 +92,9 @@ def _closures(pin, model, spec: MechanismSpec, q0: np.ndarray) -> list[LoopClosu
             rows = np.eye(3)
         else:
             for i in range(1, model.njoints):
-                joint_axis = data.oMi[i].rotation @ _local_axis(model, i)
-                if joint_axis is None or np.linalg.norm(np.cross(joint_axis, axis)) > 1e-9:
+                local = _local_axis(model, i)
+                if local is None or np.linalg.norm(
+                        np.cross(data.oMi[i].rotation @ local, axis)) > 1e-9:
                     raise UnsupportedMechanismError(
                         f"loop joint {j.name!r} ({j.type}) needs a planar mechanism: joint "
                         f"{model.names[i]!r} does not turn about the loop joint's axis")

@@ -110,6 +110,11 @@ def test_unsupported_loop_joints_are_rejected():
             for j in spec.joints]
     with pytest.raises(UnsupportedMechanismError, match="planar mechanism.*joint_bar"):
         simulate_constrained_pinocchio(MechanismSpec(spec.bodies, skew), 0.01, 1)
+    ball = [Joint(j.name, "spherical" if j.name == "joint_bar" else j.type, j.parent, j.child,
+                  j.parent_point, j.child_point, j.axis, j.orientation_offset)
+            for j in spec.joints]              # a ball joint turns its parent about any axis
+    with pytest.raises(UnsupportedMechanismError, match="planar mechanism.*joint_bar"):
+        simulate_constrained_pinocchio(MechanismSpec(spec.bodies, ball), 0.01, 1)
     assert [j.name for j in tree_part(spec).joints] == ["joint_left", "joint_bar", "joint_right"]
     with pytest.raises(ValueError, match="unknown integrator"):
         simulate_constrained_pinocchio(spec, 0.01, 1, integrator="rk45")
