@@ -141,44 +141,41 @@ def factor_pattern(indptr, indices, order):
 @njit(cache=True)
 def update_schedule(pos, order, child_ptr, fe_child):
     """For every factor pair ``e = (i, c1)``: the pairs ``(i, c2)`` and ``(c1, c2)`` for every
-    ``c2`` that is a child of both ``i`` and ``c1`` (Alg. 3 lines 8-15), by merging the two
-    sorted child lists. Returns (sched_ptr, sched_ic2, sched_c1c2)."""
+    ``c2`` that is a child of both ``i`` and ``c1`` (Alg. 3 lines 8-15), ``c2`` in elimination
+    order. Row by row: the children of ``i`` are marked with their pair, then each child
+    list of a ``c1`` is scanned for marked nodes (a count pass, then a fill pass). Returns
+    (sched_ptr, sched_ic2, sched_c1c2)."""
     m = fe_child.size
     n = order.size
-    row_of = np.empty(m, np.int64)          # position of the parent of each pair
-    for k in range(n):
-        for e in range(child_ptr[k], child_ptr[k + 1]):
-            row_of[e] = k
-    counts = np.zeros(m, np.int64)
+    pair_at = np.empty(n, np.int64)         # by position: the pair (i, c) of the current row
+    stamp = np.full(n, -1, np.int64)
+    sched_ptr = np.zeros(m + 1, np.int64)
+    ic2 = np.empty(0, np.int64)
+    c1c2 = np.empty(0, np.int64)
     for sweep in range(2):
         if sweep == 1:
-            sched_ptr = np.zeros(m + 1, np.int64)
             for e in range(m):
-                sched_ptr[e + 1] = sched_ptr[e] + counts[e]
+                sched_ptr[e + 1] += sched_ptr[e]
             ic2 = np.empty(sched_ptr[m], np.int64)
             c1c2 = np.empty(sched_ptr[m], np.int64)
-        for e in range(m):
-            k = row_of[e]
-            kc = pos[fe_child[e]]
-            a, a_end = child_ptr[k], child_ptr[k + 1]
-            b, b_end = child_ptr[kc], child_ptr[kc + 1]
-            t = 0
-            while a < a_end and b < b_end:
-                pa, pb = pos[fe_child[a]], pos[fe_child[b]]
-                if pa >= kc:                # children of i after c1 cannot be children of c1
-                    break
-                if pa < pb:
-                    a += 1
-                elif pb < pa:
-                    b += 1
-                else:
-                    if sweep == 1:
-                        ic2[sched_ptr[e] + t] = a
-                        c1c2[sched_ptr[e] + t] = b
-                    t += 1
-                    a += 1
-                    b += 1
-            counts[e] = t
+            stamp[:] = -1
+        for k in range(n):
+            for a in range(child_ptr[k], child_ptr[k + 1]):
+                p = pos[fe_child[a]]
+                pair_at[p] = a
+                stamp[p] = k
+            for e in range(child_ptr[k], child_ptr[k + 1]):
+                kc = pos[fe_child[e]]
+                t = sched_ptr[e]
+                for b in range(child_ptr[kc], child_ptr[kc + 1]):
+                    pb = pos[fe_child[b]]
+                    if stamp[pb] == k:
+                        if sweep == 1:
+                            ic2[t] = pair_at[pb]
+                            c1c2[t] = b
+                            t += 1
+                        else:
+                            sched_ptr[e + 1] += 1
     return sched_ptr, ic2, c1c2
 
 
@@ -230,22 +227,9 @@ def minimum_degree(indptr, indices, sizes, zero):
             tag += 1
             mark[u] = tag
             mark[v] = tag
-            k = 0
-            du = 0
-            for q in range(start[u], start[u] + length[u]):
-                w = pool[q]
-                if mark[w] != tag:
-                    mark[w] = tag
-                    merged[k] = w
-                    k += 1
-                    du += sizes[w]
-            for b in range(m):
-                w = nbrs[b]
-                if mark[w] != tag:
-                    mark[w] = tag
-                    merged[k] = w
-                    k += 1
-                    du += sizes[w]
+            k, du = _merge_into(pool, start[u], start[u] + length[u], mark, tag, merged, 0,
+                                sizes, 0)
+            k, du = _merge_into(nbrs, 0, m, mark, tag, merged, k, sizes, du)
             if k > cap[u]:                  # move u's list to the end of the pool
                 if top + 2 * k > pool.size:
                     grown = np.empty(2 * (top + 2 * k), np.int64)
@@ -266,3 +250,17 @@ def minimum_degree(indptr, indices, sizes, zero):
             if pending[u] == 0:
                 heapq.heappush(heap, (deg[u], u))
     return order[:count]
+
+
+@njit(cache=True, inline="always")
+def _merge_into(src, lo, hi, mark, tag, merged, k, sizes, du):
+    """Append the entries of ``src[lo:hi]`` not yet marked with ``tag`` to ``merged[k:]``
+    (marking them); returns the new count and ``du`` plus their sizes."""
+    for q in range(lo, hi):
+        w = src[q]
+        if mark[w] != tag:
+            mark[w] = tag
+            merged[k] = w
+            k += 1
+            du += sizes[w]
+    return k, du
