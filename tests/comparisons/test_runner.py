@@ -1,6 +1,8 @@
 import time
 
-from comparisons.runner import time_call
+import numpy as np
+
+from comparisons.runner import bench_case, bench_solver, time_call
 
 
 def test_time_call_counts_warmup_and_repeats():
@@ -20,3 +22,57 @@ def test_time_call_min_time_loops_short_calls():
 def test_time_call_measures_sleep():
     t = time_call(lambda: time.sleep(0.002), repeats=2, warmup=0)
     assert t.best >= 0.0015
+
+
+class FakeSolver:
+    """Duck-typed adapter that logs its calls (optionally failing on its ``fail_at``-th
+    refactor, or unsupported)."""
+
+    has_analyze = True
+
+    def __init__(self, name, log, fail_at=None, unsupported=None):
+        self.name, self.log, self.fail_at, self.reason = name, log, fail_at, unsupported
+        self.refactors = 0
+
+    def version(self):
+        return "0"
+
+    def unsupported(self, case):
+        return self.reason
+
+    def system(self, case):
+        return np.eye(2), np.ones(2)
+
+    def analyze(self, case):
+        pass
+
+    def factor(self, case):
+        pass
+
+    def refactor(self, case):
+        self.refactors += 1
+        if self.refactors == self.fail_at:
+            raise RuntimeError("boom")
+        self.log.append(self.name)
+
+    def solve(self, b):
+        return b.copy()
+
+    def stats(self):
+        return {"factor_nnz": 2}
+
+
+def test_bench_case_interleaves_solvers_and_keeps_row_order():
+    log = []
+    solvers = [FakeSolver("a", log), FakeSolver("skip", log, unsupported="no kkt"),
+               FakeSolver("b", log), FakeSolver("bad", log, fail_at=4)]
+    rows = bench_case(solvers, case=None, repeats=3, budget=10.0)
+    assert [r["solver"] for r in rows] == ["a", "skip", "b", "bad"]
+    assert [r["status"] for r in rows] == ["ok", "skipped", "ok", "failed"]
+    assert rows[1]["reason"] == "no kkt" and "boom" in rows[3]["reason"]
+    assert rows[0]["repeats"] == rows[2]["repeats"] == 3 and rows[0]["residual"] == 0.0
+    # after each solver's warm-up: rounds of (untimed, timed) refactor pairs, solver by solver
+    # ("bad" fails on its 4th refactor, the untimed one of round 2, and drops out)
+    assert log[:3] == ["a", "b", "bad"]
+    assert log[3:] == ["a", "a", "b", "b", "bad", "bad"] + ["a", "a", "b", "b"] * 2
+    assert bench_solver(FakeSolver("c", []), None, repeats=2)["repeats"] == 2
