@@ -83,7 +83,7 @@ class BatchFactorization:
             self._L = np.zeros((B, m))
             self._U = np.zeros((B, m))
             self.batch_size = B
-        self._D[:] = values[:, :n_diag]
+        self._D[:] = values[:, self._map.diag_index]
         self._L[:] = 0.0
         self._U[:] = 0.0
         self._L[:, dst_l] = values[:, src_l]

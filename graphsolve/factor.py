@@ -250,8 +250,8 @@ class Factorization:
     def _diagonal(self) -> sp.csr_array:
         an = self.analysis
         s, off = an.block_sizes, self._permuted_offsets()
-        idx = np.arange(an.n_nodes)
-        rows, cols = block_coordinates(off[idx], off[idx], s, s)
+        idx = np.argsort(an.d_ptr[:-1], kind="stable")     # D's blocks, in buffer order
+        rows, cols = block_coordinates(off[idx], off[idx], s[idx], s[idx])
         return sp.csr_array((self._D, (rows, cols)), shape=(an.N, an.N))
 
     def _require_valid(self) -> None:
@@ -390,7 +390,8 @@ def factorized(S, block_sizes, graph=None, **kwargs) -> Callable[[np.ndarray], n
 class GatherMap:
     """Where the values of one matrix layout go in the factor buffers of an analysis.
 
-    The diagonal section of ``A.data`` is copied as it is to ``D``; every off-diagonal block
+    The diagonal section of ``A.data`` (blocks by node) goes to ``D`` (blocks in elimination
+    order, :attr:`diag_index`); every off-diagonal block
     ``b`` of ``A`` is the contiguous run ``A.data[src[b]:src[b] + length[b]]`` and lands in
     ``U`` (``upper[b]``) or ``L`` at ``dst[b]``. :attr:`elements` gives the same map entry by
     entry (for NumPy fancy indexing); ``transpose`` is the transpose index of ``A.data`` when
@@ -419,6 +420,19 @@ class GatherMap:
         self.usrc[e[~lower]] = self.src[~lower]
         self.transpose = A.transpose_index() if transpose else None
         self._elements = None
+        self._diag_index = None
+        self._d_ptr, self._diag_ptr = an.d_ptr, A.diag_ptr
+        self._diag_len = (A.block_sizes * A.block_sizes).astype(np.int64)
+
+    @property
+    def diag_index(self) -> np.ndarray:
+        """``D = data[diag_index]`` (the analysis lays ``D`` out in elimination order)."""
+        if self._diag_index is None:
+            k = np.arange(self.n_diag)
+            dst = np.repeat(self._d_ptr[:-1] - self._diag_ptr[:-1], self._diag_len) + k
+            self._diag_index = np.empty(self.n_diag, np.int64)
+            self._diag_index[dst] = k
+        return self._diag_index
 
     @property
     def elements(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

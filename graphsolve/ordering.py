@@ -86,7 +86,8 @@ class Analysis:
     acyclic: np.ndarray = field(repr=False)      # (m,) factor pair e is an acyclic child pair
     # ---- layout for the numeric kernels (see graphsolve.kernels.reference) ----
     order: np.ndarray = field(repr=False)        # elimination order as int64 array
-    d_ptr: np.ndarray = field(repr=False)        # (n+1,) diagonal blocks, by node
+    d_ptr: np.ndarray = field(repr=False)        # (n+1,) by node: D block starts (blocks
+    #   laid out in elimination order, so the kernels read D and Dlu in sequence); [-1] total
     x_ptr: np.ndarray = field(repr=False)        # (n+1,) row offsets of the nodes
     fe_parent: np.ndarray = field(repr=False)    # (m,) filled edge e joins parent > child
     fe_child: np.ndarray = field(repr=False)
@@ -531,7 +532,8 @@ def _symbolic(n, edges, indptr, indices, sizes, name, order, deferred, zero, roo
         deferred=tuple(deferred), zero_diagonal=frozenset(zero), root=root,
         edges=_readonly(edges, copy=True), node_data=node_data, etree=_readonly(etree),
         acyclic=_readonly(acyclic), order=_readonly(order),
-        d_ptr=_readonly(block_offsets(sizes * sizes)), x_ptr=_readonly(block_offsets(sizes)),
+        d_ptr=_readonly(_position_offsets(sizes * sizes, order)),
+        x_ptr=_readonly(block_offsets(sizes)),
         fe_parent=_readonly(fe_parent), fe_child=_readonly(fe_child), fe_ptr=_readonly(fe_ptr),
         child_ptr=_readonly(child_ptr), parent_ptr=_readonly(parent_ptr),
         parent_edges=_readonly(parent_edges), sched_ptr=_readonly(sched_ptr),
@@ -545,3 +547,12 @@ def _readonly(a: np.ndarray, copy: bool = False) -> np.ndarray:
     a = np.array(a, copy=True) if copy else np.asarray(a)
     a.flags.writeable = False
     return a
+
+
+def _position_offsets(lengths: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Offsets by node of blocks laid out in elimination order; the last entry is the total."""
+    ends = np.cumsum(lengths[order])
+    off = np.empty(lengths.size + 1, np.int64)
+    off[order] = ends - lengths[order]
+    off[-1] = ends[-1] if ends.size else 0
+    return off

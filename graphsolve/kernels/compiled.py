@@ -145,10 +145,11 @@ _scale_pair_inline = njit(error_model="numpy", fastmath=_FAST, inline="always")(
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _gather(sym, D, L, U, symmetric, gat, BS):
     """Load the factor buffers from the matrix's flat ``values`` in one pass of straight copies
-    (the diagonal section has the layout of ``D``; each pair's blocks are contiguous runs at
-    ``lsrc``/``usrc``, -1 for fill). LDLᵀ does not load ``U``: each upper block is compared
-    with its lower block's transpose instead (as are the two triangles of each diagonal
-    block); returns the squared difference (0 for LDU). ``BS`` > 0: uniform BS×BS blocks.
+    (the diagonal section holds the blocks by node, ``D`` in elimination order at ``d_ptr``;
+    each pair's blocks are contiguous runs at ``lsrc``/``usrc``, -1 for fill). LDLᵀ does not
+    load ``U``: each upper block is compared with its lower block's transpose instead (as are
+    the two triangles of each diagonal block); returns the squared difference (0 for LDU).
+    ``BS`` > 0: uniform BS×BS blocks.
 
     A pass of its own beats loading each block when the elimination first reaches it: these
     loops over raw offsets run near memory speed, while a slice copy per block cost more than
@@ -156,8 +157,13 @@ def _gather(sym, D, L, U, symmetric, gat, BS):
     literally(BS)
     order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, _, _, _ = sym
     values, lsrc, usrc = gat
-    for q in range(d_ptr[d_ptr.size - 1]):
-        D[q] = values[q]
+    src = 0
+    for i in range(sizes.size):                 # A's diagonal section: by node
+        ss = sizes[i] * sizes[i] if BS == 0 else BS * BS
+        d0 = d_ptr[i]
+        for q in range(ss):
+            D[d0 + q] = values[src + q]
+        src += ss
     sq = 0.0
     for k in range(order.size):
         i = order[k]
@@ -166,7 +172,7 @@ def _gather(sym, D, L, U, symmetric, gat, BS):
             d0 = d_ptr[i]
             for r in range(si):
                 for c in range(r + 1, si):
-                    d = values[d0 + r * si + c] - values[d0 + c * si + r]
+                    d = D[d0 + r * si + c] - D[d0 + c * si + r]
                     sq += d * d
         for e in range(child_ptr[k], child_ptr[k + 1]):
             f0 = fe_ptr[e]
@@ -214,7 +220,7 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
     for k in range(order.size):
         i = order[k]
         si = sizes[i] if BS == 0 else BS
-        Di = D[d_ptr[i]:d_ptr[i + 1]]
+        Di = D[d_ptr[i]:d_ptr[i] + si * si]
         for e in range(child_ptr[k], child_ptr[k + 1]):
             c1 = fe_child[e]
             sc = sizes[c1] if BS == 0 else BS
@@ -225,7 +231,7 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
                 e_c1c2 = sched_c1c2[t]
                 c2 = fe_child[e_ic2]
                 s2 = sizes[c2] if BS == 0 else BS
-                Dc2 = D[d_ptr[c2]:d_ptr[c2 + 1]]
+                Dc2 = D[d_ptr[c2]:d_ptr[c2] + s2 * s2]
                 L_ic2 = L[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]]
                 L_c1c2 = L[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]]
                 if symmetric:           # T -= (L_ic2 D_c2) L_c1c2ᵀ, L_ic2 D_c2 kept in U
@@ -236,11 +242,11 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
                     _matmul(L_c1c2, Dc2, w1, sc, s2, s2)
                     _sub_matmul(S, w1, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], sc, s2, si, False)
                 n_updates += 1
-            _scale_pair_inline(T, S, Di, Dlu[d_ptr[c1]:d_ptr[c1 + 1]],
+            _scale_pair_inline(T, S, Di, Dlu[d_ptr[c1]:d_ptr[c1] + sc * sc],
                                piv[x_ptr[c1]:x_ptr[c1 + 1]], si, sc, symmetric, w2, implicit,
                                keep, BS, BS)
             n_scalings += 1
-        if not _finish_pivot(Di, Dlu[d_ptr[i]:d_ptr[i + 1]], piv[x_ptr[i]:x_ptr[i + 1]], si,
+        if not _finish_pivot(Di, Dlu[d_ptr[i]:d_ptr[i] + si * si], piv[x_ptr[i]:x_ptr[i + 1]], si,
                              symmetric, rtol):
             return k, n_scalings, n_updates, sq
     return -1, n_scalings, n_updates, sq
@@ -262,7 +268,7 @@ def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, impli
     for k in range(order.size):
         i = order[k]
         si = sizes[i]
-        Di = D[d_ptr[i]:d_ptr[i + 1]]
+        Di = D[d_ptr[i]:d_ptr[i] + si * si]
         for e in range(child_ptr[k], child_ptr[k + 1]):
             c1 = fe_child[e]
             sc = sizes[c1]
@@ -273,7 +279,7 @@ def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, impli
                 e_c1c2 = sched_c1c2[t]
                 c2 = fe_child[e_ic2]
                 s2 = sizes[c2]
-                Dc2 = D[d_ptr[c2]:d_ptr[c2 + 1]]
+                Dc2 = D[d_ptr[c2]:d_ptr[c2] + s2 * s2]
                 L_ic2 = L[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]]
                 L_c1c2 = L[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]]
                 if symmetric:           # T -= (L_ic2 D_c2) L_c1c2ᵀ, L_ic2 D_c2 kept in U
@@ -284,7 +290,7 @@ def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, impli
                     _matmul(L_c1c2, Dc2, w1, sc, s2, s2)
                     _sub_matmul(S, w1, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], sc, s2, si, False)
                 n_updates += 1
-            lu_c = Dlu[d_ptr[c1]:d_ptr[c1 + 1]]
+            lu_c = Dlu[d_ptr[c1]:d_ptr[c1] + sc * sc]
             piv_c = piv[x_ptr[c1]:x_ptr[c1 + 1]]
             if si == BS and sc == BS2:
                 _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, BS,
@@ -295,7 +301,7 @@ def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, impli
             else:
                 _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 0, 0)
             n_scalings += 1
-        lu_i = Dlu[d_ptr[i]:d_ptr[i + 1]]
+        lu_i = Dlu[d_ptr[i]:d_ptr[i] + si * si]
         piv_i = piv[x_ptr[i]:x_ptr[i + 1]]
         if si == BS:
             ok = _finish_pivot(Di, lu_i, piv_i, BS, symmetric, rtol)
@@ -352,9 +358,9 @@ def _solve_bs(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr
         si = sizes[i] if BS == 0 else BS
         xi = x[x_ptr[i] * nrhs:x_ptr[i + 1] * nrhs]
         if piv[x_ptr[i]] < 0:                                       # LDLᵀ definite pivot
-            _ldl_solve_left(Dlu[d_ptr[i]:d_ptr[i + 1]], si, xi, nrhs)
+            _ldl_solve_left(Dlu[d_ptr[i]:d_ptr[i] + si * si], si, xi, nrhs)
         else:
-            _lu_solve_left(Dlu[d_ptr[i]:d_ptr[i + 1]], piv[x_ptr[i]:x_ptr[i + 1]], si, xi,
+            _lu_solve_left(Dlu[d_ptr[i]:d_ptr[i] + si * si], piv[x_ptr[i]:x_ptr[i + 1]], si, xi,
                            nrhs)
         for t in range(parent_ptr[k], parent_ptr[k + 1]):
             e = parent_edges[t]
@@ -443,14 +449,14 @@ def _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child
             _sub_sized(xi, L[fe_ptr[e]:fe_ptr[e + 1]], x[x_ptr[c]:x_ptr[c + 1]], si, sizes[c],
                        BS, BS2)
         if implicit:
-            _pivot_solve_sized(Dlu[d_ptr[i]:d_ptr[i + 1]], piv[x_ptr[i]:x_ptr[i + 1]], si, xi,
+            _pivot_solve_sized(Dlu[d_ptr[i]:d_ptr[i] + si * si], piv[x_ptr[i]:x_ptr[i + 1]], si, xi,
                                BS, BS2)
     for k in range(order.size - 1, -1, -1):                         # lines 7-12
         i = order[k]
         si = sizes[i]
         xi = x[x_ptr[i]:x_ptr[i + 1]]
         if not implicit:
-            _pivot_solve_sized(Dlu[d_ptr[i]:d_ptr[i + 1]], piv[x_ptr[i]:x_ptr[i + 1]], si, xi,
+            _pivot_solve_sized(Dlu[d_ptr[i]:d_ptr[i] + si * si], piv[x_ptr[i]:x_ptr[i + 1]], si, xi,
                                BS, BS2)
         for t in range(parent_ptr[k], parent_ptr[k + 1]):
             e = parent_edges[t]
@@ -478,7 +484,7 @@ def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, c
         i = order[k]
         si = sizes[i] if BS == 0 else BS
         xi = x[x_ptr[i]:x_ptr[i + 1]]
-        lu = Dlu[d_ptr[i]:d_ptr[i + 1]]
+        lu = Dlu[d_ptr[i]:d_ptr[i] + si * si]
         if piv[x_ptr[i]] < 0:
             _ldl_solve_vec(lu, si, xi)
         else:

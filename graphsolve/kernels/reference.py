@@ -39,7 +39,7 @@ def pivot_is_singular(P: np.ndarray, lu: np.ndarray, rtol: float = PIVOT_RTOL) -
 
 
 def _blk(buf, ptr, k, rows, cols):
-    return buf[ptr[k]:ptr[k + 1]].reshape(rows, cols)
+    return buf[ptr[k]:ptr[k] + rows * cols].reshape(rows, cols)
 
 
 def factor(an, D, Dlu, piv, L, U, symmetric: bool, work=None, rtol: float = PIVOT_RTOL
@@ -156,7 +156,7 @@ def load(values, gmap, D, L, U) -> bool:
     (:class:`graphsolve.factor.GatherMap`; fill blocks become zero). Returns whether every
     value is finite."""
     src_l, dst_l, src_u, dst_u = gmap.elements
-    D[:] = values[:gmap.n_diag]
+    D[:] = values[gmap.diag_index]
     L[:] = 0.0
     U[:] = 0.0
     L[dst_l] = values[src_l]
