@@ -2,7 +2,8 @@
 
 The kernels work on flat ``float64`` buffers laid out by :class:`graphsolve.Analysis`:
 
-* ``D`` (``d_ptr``, by node): on entry the diagonal blocks of ``A``; on exit the pivots ``D_i``.
+* ``D`` (``d_ptr``: node ``i``'s block starts at ``d_ptr[i]``, blocks laid out in elimination
+  order): on entry the diagonal blocks of ``A``; on exit the pivots ``D_i``.
 * ``Dlu``, ``piv`` (``d_ptr``, ``x_ptr``): LU factors of every pivot block with partial pivoting
   inside the block (LAPACK ``getrf`` convention, 0-based row swaps).
 * ``L``, ``U`` (``fe_ptr``, by filled edge ``e`` = (parent ``i``, child ``c``)): on entry
