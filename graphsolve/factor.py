@@ -250,7 +250,7 @@ class Factorization:
     def _diagonal(self) -> sp.csr_array:
         an = self.analysis
         s, off = an.block_sizes, self._permuted_offsets()
-        idx = np.argsort(an.d_ptr[:-1], kind="stable")     # D's blocks, in buffer order
+        idx = an.order                          # D holds the blocks in elimination order
         rows, cols = block_coordinates(off[idx], off[idx], s[idx], s[idx])
         return sp.csr_array((self._D, (rows, cols)), shape=(an.N, an.N))
 

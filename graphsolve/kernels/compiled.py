@@ -157,23 +157,22 @@ def _gather(sym, D, L, U, symmetric, gat, BS):
     literally(BS)
     order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, _, _, _ = sym
     values, lsrc, usrc = gat
+    sq = 0.0
     src = 0
     for i in range(sizes.size):                 # A's diagonal section: by node
-        ss = sizes[i] * sizes[i] if BS == 0 else BS * BS
+        si = sizes[i] if BS == 0 else BS
         d0 = d_ptr[i]
-        for q in range(ss):
+        for q in range(si * si):
             D[d0 + q] = values[src + q]
-        src += ss
-    sq = 0.0
+        if symmetric:
+            for r in range(si):
+                for c in range(r + 1, si):
+                    d = values[src + r * si + c] - values[src + c * si + r]
+                    sq += d * d
+        src += si * si
     for k in range(order.size):
         i = order[k]
         si = sizes[i] if BS == 0 else BS
-        if symmetric:
-            d0 = d_ptr[i]
-            for r in range(si):
-                for c in range(r + 1, si):
-                    d = D[d0 + r * si + c] - D[d0 + c * si + r]
-                    sq += d * d
         for e in range(child_ptr[k], child_ptr[k + 1]):
             f0 = fe_ptr[e]
             ln = fe_ptr[e + 1] - f0 if BS == 0 else BS * BS

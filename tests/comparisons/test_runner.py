@@ -32,7 +32,7 @@ class FakeSolver:
 
     def __init__(self, name, log, fail_at=None, unsupported=None):
         self.name, self.log, self.fail_at, self.reason = name, log, fail_at, unsupported
-        self.refactors = 0
+        self.refactors = self.analyses = self.factors = 0
 
     def version(self):
         return "0"
@@ -44,10 +44,10 @@ class FakeSolver:
         return np.eye(2), np.ones(2)
 
     def analyze(self, case):
-        pass
+        self.analyses += 1
 
     def factor(self, case):
-        pass
+        self.factors += 1
 
     def refactor(self, case):
         self.refactors += 1
@@ -75,4 +75,6 @@ def test_bench_case_interleaves_solvers_and_keeps_row_order():
     # ("bad" fails on its 4th refactor, the untimed one of round 2, and drops out)
     assert log[:3] == ["a", "b", "bad"]
     assert log[3:] == ["a", "a", "b", "b", "bad", "bad"] + ["a", "a", "b", "b"] * 2
+    assert solvers[0].analyses == solvers[0].factors == 1 + 3     # warm-up + repeats
+    assert solvers[1].analyses == solvers[1].factors == 0         # skipped: never called
     assert bench_solver(FakeSolver("c", []), None, repeats=2)["repeats"] == 2
