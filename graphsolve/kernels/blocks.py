@@ -312,3 +312,44 @@ def _ldl_solve_vec(a, s, y):
     for r in range(s - 1, -1, -1):          # Mᵀ (unit upper)
         for k in range(r + 1, s):
             y[r] -= a[k * s + r] * y[k]
+
+
+@njit(error_model="numpy", fastmath=_FAST, inline="always")
+def _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol):
+    """Symmetrize (LDLᵀ), copy and factor the pivot ``D_i``; False if it is singular.
+
+    LDLᵀ tries :func:`_ldl_inplace` first (marked by ``piv_i[0] = -1``); an indefinite or
+    nearly singular block, and every LDU pivot, gets LU with partial pivoting, whose smallest
+    pivot decides singularity (the rule of :data:`~graphsolve.kernels.reference.PIVOT_RTOL`).
+
+    The definite test scales the tolerance by the largest diagonal entry: it passes only for a
+    definite block, whose largest entry is on the diagonal (``|a_ij|² ≤ a_ii a_jj``), so the
+    rule is the same without a pass over all entries. A NaN or inf anywhere in the (averaged)
+    lower triangle reaches some ``Δ_k`` as NaN, ``±inf`` of the wrong sign or a NaN
+    tolerance, so a non-finite block always falls through to the LU branch, which checks
+    every entry (3 % of a path refactor)."""
+    scale = 0.0
+    finite = True
+    if symmetric:
+        for r in range(si):
+            for c in range(r + 1, si):
+                avg = 0.5 * (Di[r * si + c] + Di[c * si + r])
+                Di[r * si + c] = avg
+                Di[c * si + r] = avg
+        for q in range(si * si):
+            lu_i[q] = Di[q]
+        for r in range(si):                 # a definite block's largest entry is diagonal
+            scale = max(scale, abs(Di[r * si + r]))
+        if _ldl_inplace(lu_i, si, rtol * si * scale):
+            piv_i[0] = -1
+            return True
+        scale = 0.0
+    for q in range(si * si):
+        lu_i[q] = Di[q]
+        v = abs(Di[q])
+        if not np.isfinite(v):
+            finite = False
+        elif v > scale:
+            scale = v
+    umin = _lu_inplace(lu_i, piv_i, si)
+    return finite and umin > rtol * si * scale

@@ -27,12 +27,12 @@ from __future__ import annotations
 import numpy as np
 from numba import get_num_threads, get_thread_id, literally, njit, prange
 
+from . import supernodal
 from .blocks import (
     _FAST,
-    _ldl_inplace,
+    _finish_pivot,
     _ldl_solve_left,
     _ldl_solve_vec,
-    _lu_inplace,
     _lu_solve_left,
     _lu_solve_trans_left,
     _lu_solve_vec,
@@ -42,7 +42,7 @@ from .blocks import (
 )
 from .reference import PIVOT_RTOL
 
-__all__ = ["factor", "refactor", "solve", "factor_batch", "solve_batch", "work_buffers"]
+__all__ = ["all_finite", "factor", "refactor", "solve", "factor_batch", "solve_batch", "work_buffers"]
 
 # ---------------------------------------------------------------------- kernels
 def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, FI, FC):
@@ -92,47 +92,6 @@ def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep,
         for r in range(si):
             for c in range(sc):
                 T[r * sc + c] = w2[c * si + r]
-
-
-@njit(error_model="numpy", fastmath=_FAST, inline="always")
-def _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol):
-    """Symmetrize (LDLᵀ), copy and factor the pivot ``D_i``; False if it is singular.
-
-    LDLᵀ tries :func:`_ldl_inplace` first (marked by ``piv_i[0] = -1``); an indefinite or
-    nearly singular block, and every LDU pivot, gets LU with partial pivoting, whose smallest
-    pivot decides singularity (the rule of :data:`~graphsolve.kernels.reference.PIVOT_RTOL`).
-
-    The definite test scales the tolerance by the largest diagonal entry: it passes only for a
-    definite block, whose largest entry is on the diagonal (``|a_ij|² ≤ a_ii a_jj``), so the
-    rule is the same without a pass over all entries. A NaN or inf anywhere in the (averaged)
-    lower triangle reaches some ``Δ_k`` as NaN, ``±inf`` of the wrong sign or a NaN
-    tolerance, so a non-finite block always falls through to the LU branch, which checks
-    every entry (3 % of a path refactor)."""
-    scale = 0.0
-    finite = True
-    if symmetric:
-        for r in range(si):
-            for c in range(r + 1, si):
-                avg = 0.5 * (Di[r * si + c] + Di[c * si + r])
-                Di[r * si + c] = avg
-                Di[c * si + r] = avg
-        for q in range(si * si):
-            lu_i[q] = Di[q]
-        for r in range(si):                 # a definite block's largest entry is diagonal
-            scale = max(scale, abs(Di[r * si + r]))
-        if _ldl_inplace(lu_i, si, rtol * si * scale):
-            piv_i[0] = -1
-            return True
-        scale = 0.0
-    for q in range(si * si):
-        lu_i[q] = Di[q]
-        v = abs(Di[q])
-        if not np.isfinite(v):
-            finite = False
-        elif v > scale:
-            scale = v
-    umin = _lu_inplace(lu_i, piv_i, si)
-    return finite and umin > rtol * si * scale
 
 
 #: :func:`_scale_pair_py` compiled per literal size pair, inlined by LLVM
@@ -587,11 +546,59 @@ def specialization(an) -> tuple[int, int]:
 
 
 
-def work_buffers(an) -> tuple[np.ndarray, np.ndarray]:
+def work_buffers(an) -> tuple:
     """Two work buffers of ``max_size²`` for :func:`factor` (allocated once per
-    factorization)."""
+    factorization), and a cache for the supernodal plan (:func:`_supernodal_plan`)."""
     m = int(an.block_sizes.max())
-    return np.empty(m * m), np.empty(m * m)
+    return np.empty(m * m), np.empty(m * m), {}
+
+
+#: An LDLᵀ factor uses the supernodal kernel (:mod:`graphsolve.kernels.supernodal`) when its
+#: analysis counts at least this many flops per node and at least the share
+#: ``SUPERNODAL_MIN_WIDE_SHARE`` of its ``R × R`` update work falls in wide supernodes.
+SUPERNODAL_MIN_FLOPS_PER_NODE = 25_000
+SUPERNODAL_MIN_WIDE_SHARE = 0.3
+
+
+def use_supernodal(an, work) -> bool:
+    """Whether an LDLᵀ factor of ``an`` runs the supernodal kernel: patterns with much fill
+    (many flops per node) with wide supernodes, like grids and crystals under minimum degree.
+
+    Measured (6×6 blocks, refactor, supernodal / block kernel): crystal 8³ 0.53, crystal 6³
+    0.82, net 30² 0.88, net 18² 0.90 under minimum degree; but net 12² 1.7, crystal 4³ 1.6 and
+    ladders 3× (too little work per panel), and 0.9-1.1 under the Brüdigam order (no wide
+    supernodes), which therefore keeps the block kernel."""
+    if not (an.sched_ptr[-1] > 0
+            and an.flops("ldlt") >= SUPERNODAL_MIN_FLOPS_PER_NODE * an.n_nodes):
+        return False
+    return _supernodal_plan(an, work)[2] >= SUPERNODAL_MIN_WIDE_SHARE
+
+
+def _supernodal_plan(an, work) -> tuple:
+    """:func:`graphsolve.kernels.supernodal.plan`, made once per factorization (cached in its
+    work buffers)."""
+    cache = work[2] if len(work) > 2 else {}
+    if "supernodal" not in cache:
+        cache["supernodal"] = supernodal.plan(an)
+    return cache["supernodal"]
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _factor_sn(sym, sn, D, Dlu, piv, L, U, rtol, scratch, gat):
+    """:func:`graphsolve.kernels.supernodal.factor_supernodal` after the load of
+    :func:`_gather` (``gat`` as for :func:`_factor`); returns ``(status, asymmetry)``."""
+    sq = _gather(sym, D, L, U, True, gat, 0) if gat[0].size > 0 else 0.0
+    return supernodal.factor_supernodal(sym, sn, D, Dlu, piv, L, rtol, scratch), sq
+
+
+def _factor_supernodal(an, gat, D, Dlu, piv, L, U, work, rtol) -> tuple:
+    """Factor with the supernodal kernel; the block counts are those of the block kernel,
+    which does the same pairs and update triples (all of them, or up to a failed pivot)."""
+    sn, scratch, _ = _supernodal_plan(an, work)
+    status, sq = _factor_sn(_sym(an), sn, D, Dlu, piv, L, U, float(rtol), scratch, gat)
+    k = an.n_nodes - 1 if status < 0 else status
+    scalings = int(an.child_ptr[k + 1])
+    return status, scalings, int(an.sched_ptr[scalings]), sq
 
 
 def _sym(an) -> tuple:
@@ -613,9 +620,14 @@ _FACTOR = {(0, 0): _factor_0, (3, 0): _factor_3, (6, 0): _factor_6, (6, 3): _fac
 def factor(an, D, Dlu, piv, L, U, symmetric: bool, work=None, rtol: float = PIVOT_RTOL
            ) -> tuple[int, dict]:
     """Compiled :func:`graphsolve.kernels.reference.factor` (same arguments and results)."""
-    w1, w2 = work if work is not None else work_buffers(an)
-    status, scalings, updates, _ = _FACTOR[specialization(an)](
-        _sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2, float(rtol), False, _NO_GATHER)
+    work = work if work is not None else work_buffers(an)
+    if symmetric and use_supernodal(an, work):
+        status, scalings, updates, _ = _factor_supernodal(an, _NO_GATHER, D, Dlu, piv, L, U, work,
+                                                          rtol)
+    else:
+        status, scalings, updates, _ = _FACTOR[specialization(an)](
+            _sym(an), D, Dlu, piv, L, U, bool(symmetric), work[0], work[1], float(rtol), False,
+            _NO_GATHER)
     return int(status), _counts(an, status, scalings, updates)
 
 
@@ -630,10 +642,14 @@ def refactor(an, values, gmap, D, Dlu, piv, L, U, symmetric: bool, work=None,
     kernel (:func:`_gather`, through ``gat``), so the values are read once. ``finite`` needs no pass
     of its own on success: every value enters some pivot block (LDU: ``D_i -= T D⁻¹ S``;
     LDLᵀ: the upper blocks through the symmetry sum), whose finiteness the factor checks."""
-    w1, w2 = work if work is not None else work_buffers(an)
-    status, scalings, updates, sq = _FACTOR[specialization(an)](
-        _sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2, float(rtol), False,
-        (values, gmap.lsrc, gmap.usrc))
+    work = work if work is not None else work_buffers(an)
+    if symmetric and use_supernodal(an, work):
+        status, scalings, updates, sq = _factor_supernodal(
+            an, (values, gmap.lsrc, gmap.usrc), D, Dlu, piv, L, U, work, rtol)
+    else:
+        status, scalings, updates, sq = _FACTOR[specialization(an)](
+            _sym(an), D, Dlu, piv, L, U, bool(symmetric), work[0], work[1], float(rtol), False,
+            (values, gmap.lsrc, gmap.usrc))
     ok = status < 0
     finite = (ok and np.isfinite(sq)) or _poison(values) == 0.0
     return int(status), _counts(an, status, scalings, updates), bool(finite), \
@@ -764,6 +780,14 @@ def _poison(values):
     return poison
 
 
+def all_finite(x: np.ndarray) -> bool:
+    """:func:`graphsolve.kernels.reference.all_finite`; a compiled reduction for float64
+    (:func:`_poison`, a tenth of ``np.isfinite(x).all()``'s time on small vectors)."""
+    if x.dtype == np.float64 and x.flags.c_contiguous:
+        return bool(_poison(x.reshape(-1)) == 0.0)
+    return bool(np.isfinite(x).all())
+
+
 # ---------------------------------------------------------------------- calls from numba code
 def fused_handle(an, gmap, D, Dlu, piv, L, U, work, implicit: bool = False) -> tuple:
     """The ``handle`` (a tuple of arrays) for :func:`refactor_solve`, which numba code can call in a
@@ -771,7 +795,7 @@ def fused_handle(an, gmap, D, Dlu, piv, L, U, work, implicit: bool = False) -> t
     the :class:`~graphsolve.Factorization` that made them. ``implicit`` (acyclic patterns
     only) keeps the lower blocks unscaled (solved by :func:`_solve_vector` with ``implicit``):
     faster, but the buffers then do not hold the explicit factor."""
-    w1, w2 = work
+    w1, w2 = work[:2]
     solve_sym = (an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_parent, an.fe_child,
                  an.fe_ptr, an.child_ptr, an.parent_ptr, an.parent_edges)
     if implicit and an.sched_ptr[-1] != 0:

@@ -1,0 +1,207 @@
+"""The supernodal LDLᵀ kernel (:mod:`graphsolve.kernels.supernodal`) against the reference
+backend and scipy: forced on for random graphs with cycles (thresholds set to zero), with the
+same factors, operation counts, singular-pivot positions and non-finite errors as the block
+kernel; and chosen automatically only where it pays."""
+
+import numpy as np
+import pytest
+import scipy.sparse.linalg as spla
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import graphsolve as gs
+from graphsolve import generators as gen
+from graphsolve.kernels import compiled as C
+from graphsolve.kernels import supernodal as S
+
+
+@pytest.fixture
+def forced(monkeypatch):
+    """Every LDLᵀ factor with fill runs the supernodal kernel."""
+    monkeypatch.setattr(C, "SUPERNODAL_MIN_FLOPS_PER_NODE", 0)
+    monkeypatch.setattr(C, "SUPERNODAL_MIN_WIDE_SHARE", 0.0)
+
+
+def _random_matrix(n, extra, seed, sizes, kind):
+    G = gen.random_graph(n, extra_edges=extra, seed=seed)
+    rng = np.random.default_rng(seed)
+    if sizes == "mixed":
+        for v in G:
+            G.nodes[v]["size"] = int(rng.integers(1, 8))
+        return gs.random_block_matrix(G, kind, block_size=1, seed=seed), rng
+    return gs.random_block_matrix(G, kind, block_size=sizes, seed=seed), rng
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 40), extra=st.integers(1, 60), seed=st.integers(0, 10_000),
+       sizes=st.sampled_from(["mixed", 3, 6]), ordering=st.sampled_from(["amd", "brudigam"]),
+       nrhs=st.integers(1, 2))
+def test_supernodal_equals_reference(n, extra, seed, sizes, ordering, nrhs):
+    """spd matrices on random connected graphs with cycles: same L and D as the reference
+    backend, same block counts, solutions that match scipy's."""
+    extra = min(extra, n * (n - 1) // 2 - (n - 1))
+    A, rng = _random_matrix(n, extra, seed, sizes, "spd")
+    an = gs.analyze(A, ordering)
+    b = rng.standard_normal((A.shape[0], nrhs))
+    Fr = gs.factorize(A, method="ldlt", analysis=an, backend="reference")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(C, "SUPERNODAL_MIN_FLOPS_PER_NODE", 0)
+        mp.setattr(C, "SUPERNODAL_MIN_WIDE_SHARE", 0.0)
+        Fc = gs.factorize(A, method="ldlt", analysis=an, backend="compiled")
+        assert C.use_supernodal(an, Fc._work) == bool(an.sched_ptr[-1] > 0)
+        x = Fc.solve(b)
+        Fc.refactor(A)                      # refactor: the load goes through the same kernel
+        x2 = Fc.solve(b)
+    scale = np.abs(A.data).max()
+    for name in ("L", "D"):
+        diff = abs(getattr(Fr, name) - getattr(Fc, name)).max()
+        assert diff <= 1e-11 * scale, (name, diff)
+    assert Fr.stats["block_ops"] == Fc.stats["block_ops"]
+    x_ref = spla.spsolve(A.to_scipy().tocsc(), b)
+    assert np.allclose(x, x_ref.reshape(x.shape), rtol=1e-9, atol=1e-11)
+    np.testing.assert_array_equal(x, x2)
+
+
+@pytest.mark.parametrize("family", ["net", "crystal"])
+def test_supernodal_on_grids(forced, family):
+    """A quasi-definite KKT matrix on a net (bodies 6, constraints 3: indefinite pivots take
+    the LU branch inside the panels) and an spd crystal whose widest supernode spans several
+    column blocks of :data:`~graphsolve.kernels.supernodal.PANEL_BLOCK` columns (the BLAS
+    paths): factors against the reference backend, solution against scipy's."""
+    if family == "net":
+        G = gen.constraint_graph(gen.net(5), body_size=6, constraint_size=3)
+        A = gs.random_block_matrix(G, "kkt", seed=3)
+    else:
+        A = gs.random_block_matrix(gen.crystal(5), "spd", block_size=6, seed=3)
+    an = gs.analyze(A, "amd")
+    sn, _, _ = S.plan(an)
+    bounds = zip(sn[0][:-1], sn[0][1:], strict=True)
+    widest = max(int(an.block_sizes[an.order[a:b]].sum()) for a, b in bounds)
+    if family == "crystal":
+        assert widest > 2 * S.PANEL_BLOCK
+    Fr = gs.factorize(A, method="ldlt", analysis=an, backend="reference")
+    Fc = gs.factorize(A, method="ldlt", analysis=an, backend="compiled")
+    for name in ("L", "D"):
+        ref = getattr(Fr, name)
+        assert abs(ref - getattr(Fc, name)).max() <= 1e-10 * abs(ref).max()
+    b = np.random.default_rng(1).standard_normal(A.shape[0])
+    x = Fc.solve(b)
+    assert np.allclose(x, spla.spsolve(A.to_scipy().tocsc(), b), rtol=1e-8, atol=1e-10)
+    assert Fr.stats["block_ops"] == Fc.stats["block_ops"]
+
+
+def test_plan_covers_every_update_pair():
+    """Fundamental supernodes: consecutive positions, each supernode's later neighbours form a
+    clique of the filled graph, so every R × R pair exists as a factor pair (no target -1), and
+    the panels' updates plus the R × R products are exactly the update triples of the block
+    kernel's schedule."""
+    an = gs.analyze(gen.crystal(5), "amd")
+    sn, _, share = S.plan(an)
+    sn_ptr, row_ptr, rows, tgt_ptr, tgt = sn[:5]
+    assert sn_ptr[0] == 0 and sn_ptr[-1] == an.n_nodes and np.all(np.diff(sn_ptr) >= 1)
+    assert np.all(tgt >= 0)
+    assert 0.0 <= share <= 1.0
+    pairs = set()
+    for s in range(sn_ptr.size - 1):
+        R = rows[row_ptr[s]:row_ptr[s + 1]]
+        assert np.all(np.diff(an.position[R]) > 0)         # in elimination order
+        cols = an.order[sn_ptr[s]:sn_ptr[s + 1]]
+        for q in range(1, R.size):
+            for b in range(q):
+                e = tgt[tgt_ptr[s] + q * (q - 1) // 2 + b]
+                assert (an.fe_child[e], an.fe_parent[e]) == (R[b], R[q])
+                pairs.update((int(R[q]), int(R[b]), int(c)) for c in cols)
+        for a, c2 in enumerate(cols):      # inside the panel: c2 < c1 < i, c1 in S
+            for b, c1 in enumerate(cols[a + 1:], start=a + 1):
+                pairs.update((int(i), int(c1), int(c2)) for i in list(cols[b + 1:]) + list(R))
+    # the block kernel's triples (i, c1, c2): T_i,c1 -= L_i,c2 D L_c1,c2ᵀ
+    sched = {(int(an.fe_parent[ic2]), int(an.fe_parent[c1c2]), int(an.fe_child[ic2]))
+             for ic2, c1c2 in zip(an.sched_ic2, an.sched_c1c2, strict=True)}
+    assert pairs == sched
+
+
+def test_singular_pivot_position_matches_block_kernel(forced):
+    """A pivot made singular inside a wide supernode is reported at the same node, by both
+    kernels, and the factorization refuses to solve."""
+    A = gs.random_block_matrix(gen.crystal(3), "spd", seed=0)
+    an = gs.analyze(A, "amd")
+    node = int(an.order[-3])               # inside the last (widest) supernode
+    sn, _, _ = S.plan(an)
+    assert sn[0][-2] <= an.n_nodes - 3
+    Fc = gs.factorize(A, method="ldlt", analysis=an, backend="compiled")
+    # make the Schur complement at `node` singular: A_nn := A_nn - D_node + diag(1, .., 1, 0)
+    r = _rows(an, node)
+    target = np.eye(r.size)
+    target[-1, -1] = 0.0
+    A.block(node, node)[:] += target - Fc.D.toarray()[np.ix_(r, r)]
+    for backend in ("compiled", "reference"):
+        with pytest.raises(gs.SingularBlockError) as err:
+            gs.factorize(A, method="ldlt", analysis=an, backend=backend)
+        assert err.value.node == node
+    with pytest.raises(gs.SingularBlockError):
+        Fc.refactor(A)
+    with pytest.raises(gs.GraphSolveError):
+        Fc.solve(np.ones(A.shape[0]))
+
+
+def _rows(an, node):
+    """Scalar rows of ``node`` in the factors' permuted numbering."""
+    sizes = an.block_sizes[an.order]
+    start = int(np.concatenate([[0], np.cumsum(sizes)])[an.position[node]])
+    return np.arange(start, start + an.block_sizes[node])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_values_raise(forced, bad):
+    A = gs.random_block_matrix(gen.crystal(3), "spd", seed=1)
+    Fc = gs.factorize(A, method="ldlt", ordering="amd", backend="compiled")
+    u, v = map(int, A.edges[0])
+    A.block(u, v)[0, 1] = bad
+    A.block(v, u)[1, 0] = bad
+    with pytest.raises(gs.NonFiniteError):
+        Fc.refactor(A)
+
+
+def test_automatic_choice():
+    """Chosen for grids and crystals under minimum degree (wide supernodes), not for trees,
+    ladders, small grids or the Brüdigam order on grids (single-node supernodes)."""
+    for G in (gen.crystal(8), gen.net(18)):
+        an = gs.analyze(gs.random_block_matrix(G, "spd", block_size=6), "amd")
+        assert C.use_supernodal(an, C.work_buffers(an)), G
+    for G, ordering in ((gen.path(50), "brudigam"), (gen.ladder(200), "amd"),
+                        (gen.crystal(6), "brudigam"), (gen.net(12), "amd"),
+                        (gen.crystal(4), "amd")):
+        an = gs.analyze(gs.random_block_matrix(G, "spd", block_size=6), ordering)
+        assert not C.use_supernodal(an, C.work_buffers(an)), (G, ordering)
+
+
+def test_indefinite_pivots_take_the_lu_branch(forced):
+    """Symmetric indefinite pivot blocks (one flipped diagonal entry per node) are factored by
+    LU with partial pivoting inside the panels, as in the block kernel."""
+    A = gs.random_block_matrix(gen.crystal(4), "spd", block_size=6, seed=5)
+    for v in range(A.n_nodes):
+        A.block(v, v)[0, 0] *= -3.0
+    an = gs.analyze(A, "amd")
+    Fr = gs.factorize(A, method="ldlt", analysis=an, backend="reference")
+    Fc = gs.factorize(A, method="ldlt", analysis=an, backend="compiled")
+    lu_pivots = Fc._piv[an.x_ptr[:-1]] >= 0
+    assert lu_pivots.sum() > an.n_nodes // 2
+    for name in ("L", "D"):
+        ref = getattr(Fr, name)
+        assert abs(ref - getattr(Fc, name)).max() <= 1e-9 * abs(ref).max()
+    b = np.random.default_rng(2).standard_normal(A.shape[0])
+    assert np.allclose(Fc.solve(b), spla.spsolve(A.to_scipy().tocsc(), b), rtol=1e-7, atol=1e-9)
+
+
+def test_split_supernodes(forced):
+    """Runs longer than ``max_width`` are split into chains of supernodes: same factor."""
+    A = gs.random_block_matrix(gen.crystal(4), "spd", block_size=3, seed=7)
+    an = gs.analyze(A, "amd")
+    Fr = gs.factorize(A, method="ldlt", analysis=an, backend="reference")
+    Fc = gs.factorize(A, method="ldlt", analysis=an, backend="compiled")
+    whole = S.plan(an)[0][0]
+    Fc._work[2]["supernodal"] = split = S.plan(an, max_width=2)
+    assert np.diff(split[0][0]).max() == 2 < np.diff(whole).max()
+    Fc.refactor(A)
+    assert abs(Fr.L - Fc.L).max() <= 1e-11 * abs(Fr.L).max()
+    assert abs(Fr.D - Fc.D).max() <= 1e-11 * abs(Fr.D).max()
