@@ -174,11 +174,11 @@ class Factorization:
         b = np.asarray(b)
         if b.ndim not in (1, 2) or b.shape[0] != N:
             raise ShapeError(f"b has shape {b.shape}; expected ({N},) or ({N}, k)")
-        if not np.all(np.isfinite(b)):
-            raise NonFiniteError(f"b contains NaN or inf (first at index "
-                                 f"{np.argwhere(~np.isfinite(b))[0].tolist()})")
         x = np.array(b, dtype=np.result_type(b.dtype, np.float64), order="C", copy=True)
         x2 = x.reshape(N, -1)
+        if not self._kernel.all_finite(x2):
+            raise NonFiniteError(f"b contains NaN or inf (first at index "
+                                 f"{np.argwhere(~np.isfinite(b))[0].tolist()})")
         self._kernel.solve(self.analysis, self._Dlu, self._piv, self._L, self._U, x2,
                            self.method == "ldlt")
         return x

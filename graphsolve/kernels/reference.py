@@ -22,12 +22,17 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 
-__all__ = ["factor", "refactor", "solve", "factor_batch", "solve_batch", "load", "max_asymmetry",
+__all__ = ["all_finite", "factor", "refactor", "solve", "factor_batch", "solve_batch", "load", "max_asymmetry",
            "pivot_is_singular", "PIVOT_RTOL"]
 
 #: A pivot block ``P`` of size ``s`` counts as singular when the smallest ``|u_kk|`` of its LU
 #: factors is at most ``PIVOT_RTOL * s * max|P|`` (or anything is non-finite).
 PIVOT_RTOL = 10 * np.finfo(float).eps
+
+
+def all_finite(x: np.ndarray) -> bool:
+    """Whether ``x`` holds no NaN or inf (checked before a solve)."""
+    return bool(np.isfinite(x).all())
 
 
 def pivot_is_singular(P: np.ndarray, lu: np.ndarray, rtol: float = PIVOT_RTOL) -> bool:
