@@ -174,7 +174,8 @@ class Factorization:
         b = np.asarray(b)
         if b.ndim not in (1, 2) or b.shape[0] != N:
             raise ShapeError(f"b has shape {b.shape}; expected ({N},) or ({N}, k)")
-        x = np.array(b, dtype=np.result_type(b.dtype, np.float64), order="C", copy=True)
+        x = b.copy() if b.dtype == np.float64 else np.array(
+            b, dtype=np.result_type(b.dtype, np.float64), order="C", copy=True)
         x2 = x.reshape(N, -1)
         if not self._kernel.all_finite(x2):
             raise NonFiniteError(f"b contains NaN or inf (first at index "

@@ -24,6 +24,8 @@ pair so a fill update is one block product.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import get_num_threads, get_thread_id, literally, njit, prange
 
@@ -574,6 +576,19 @@ def use_supernodal(an, work) -> bool:
     return _supernodal_plan(an, work)[2] >= SUPERNODAL_MIN_WIDE_SHARE
 
 
+def _kernel_for(an, work, symmetric) -> tuple:
+    """``(supernodal?, block kernel, its sym tuple)`` for a refactor, looked up once per
+    factorization and method (cached in its work buffers: a small refactor's Python overhead
+    is part of what it costs)."""
+    cache = work[2] if len(work) > 2 else {}
+    key = ("kernel", bool(symmetric))
+    hit = cache.get(key)
+    if hit is None:
+        hit = cache[key] = (bool(symmetric) and use_supernodal(an, work),
+                            _FACTOR[specialization(an)], _sym(an))
+    return hit
+
+
 def _supernodal_plan(an, work) -> tuple:
     """:func:`graphsolve.kernels.supernodal.plan`, made once per factorization (cached in its
     work buffers)."""
@@ -643,15 +658,16 @@ def refactor(an, values, gmap, D, Dlu, piv, L, U, symmetric: bool, work=None,
     of its own on success: every value enters some pivot block (LDU: ``D_i -= T D⁻¹ S``;
     LDLᵀ: the upper blocks through the symmetry sum), whose finiteness the factor checks."""
     work = work if work is not None else work_buffers(an)
-    if symmetric and use_supernodal(an, work):
+    supernodal_, kernel, sym = _kernel_for(an, work, symmetric)
+    if supernodal_:
         status, scalings, updates, sq = _factor_supernodal(
             an, (values, gmap.lsrc, gmap.usrc), D, Dlu, piv, L, U, work, rtol)
     else:
-        status, scalings, updates, sq = _FACTOR[specialization(an)](
-            _sym(an), D, Dlu, piv, L, U, bool(symmetric), work[0], work[1], float(rtol), False,
+        status, scalings, updates, sq = kernel(
+            sym, D, Dlu, piv, L, U, bool(symmetric), work[0], work[1], float(rtol), False,
             (values, gmap.lsrc, gmap.usrc))
     ok = status < 0
-    finite = (ok and np.isfinite(sq)) or _poison(values) == 0.0
+    finite = (ok and math.isfinite(sq)) or _poison(values) == 0.0
     return int(status), _counts(an, status, scalings, updates), bool(finite), \
         bool(ok and sq == 0.0)
 

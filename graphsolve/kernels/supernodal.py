@@ -30,6 +30,10 @@ BLAS saved (12.8-15.5 ms against 12.8 ms with the in-place block products).
 The result is the same factor (same ``D``, ``Dlu``, ``piv``, ``L`` buffers, so every solve and
 accessor works unchanged), computed in another order; only rounding differs. Pivots are met in
 elimination order, so a singular pivot reports the same position.
+
+:func:`factor_supernodal` is compiled into its caller
+(:func:`graphsolve.kernels.compiled._factor_sn`), whose numba cache follows ``compiled.py``
+only: after an edit here, run ``make clean-cache``.
 """
 
 from __future__ import annotations
