@@ -44,7 +44,8 @@ from .blocks import (
 )
 from .reference import PIVOT_RTOL
 
-__all__ = ["all_finite", "factor", "refactor", "solve", "factor_batch", "solve_batch", "work_buffers"]
+__all__ = ["all_finite", "factor", "refactor", "solve", "factor_batch", "solve_batch",
+           "work_buffers"]
 
 # ---------------------------------------------------------------------- kernels
 def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, FI, FC):

@@ -22,8 +22,8 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 
-__all__ = ["all_finite", "factor", "refactor", "solve", "factor_batch", "solve_batch", "load", "max_asymmetry",
-           "pivot_is_singular", "PIVOT_RTOL"]
+__all__ = ["all_finite", "factor", "refactor", "solve", "factor_batch", "solve_batch", "load",
+           "max_asymmetry", "pivot_is_singular", "PIVOT_RTOL"]
 
 #: A pivot block ``P`` of size ``s`` counts as singular when the smallest ``|u_kk|`` of its LU
 #: factors is at most ``PIVOT_RTOL * s * max|P|`` (or anything is non-finite).
