@@ -304,7 +304,15 @@ def _factor_6_5(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, gat):
 def _solve_bs(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
               parent_edges, Dlu, piv, L, U, x, nrhs, symmetric, BS):
     """Alg. 4 (forward, diagonal and backward sweeps); ``BS`` > 0: every block is BS×BS,
-    compiled as a constant (the small loops get fixed trip counts), ``BS = 0`` generic."""
+    compiled as a constant (the small loops get fixed trip counts), ``BS = 0`` generic.
+
+    Unlike the reference (and Alg. 4 as written), the pivot solves are a pass of their own and
+    the backward sweep *pushes* each finished ``x_i`` to its children (``x_c -= U_ci x_i``)
+    instead of pulling from the parents. Both sweeps then read the factor blocks in storage
+    order (grouped by parent), and no pivot solve sits on the sweep's chain of dependent
+    updates. Solve time, 6×6 LDLᵀ: crystal 8³ (minimum degree) 584 → 438 µs, net 30² 460 →
+    372, ladder 2000 -40 %, path / random tree 2000 -11 %. (``parent_ptr`` and
+    ``parent_edges`` are then unused; the solve kernels keep one signature.)"""
     literally(BS)
     for k in range(order.size):                                     # Alg. 4 lines 1-6
         i = order[k]
@@ -314,7 +322,7 @@ def _solve_bs(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr
             c = fe_child[e]
             _sub_matmul(xi, L[fe_ptr[e]:fe_ptr[e + 1]], x[x_ptr[c] * nrhs:x_ptr[c + 1] * nrhs],
                         si, sizes[c] if BS == 0 else BS, nrhs, False)
-    for k in range(order.size - 1, -1, -1):                         # lines 7-12
+    for k in range(order.size):                                     # D⁻¹, in order
         i = order[k]
         si = sizes[i] if BS == 0 else BS
         xi = x[x_ptr[i] * nrhs:x_ptr[i + 1] * nrhs]
@@ -323,20 +331,23 @@ def _solve_bs(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr
         else:
             _lu_solve_left(Dlu[d_ptr[i]:d_ptr[i] + si * si], piv[x_ptr[i]:x_ptr[i + 1]], si, xi,
                            nrhs)
-        for t in range(parent_ptr[k], parent_ptr[k + 1]):
-            e = parent_edges[t]
-            p = fe_parent[e]
-            sp_ = sizes[p] if BS == 0 else BS
-            xp = x[x_ptr[p] * nrhs:x_ptr[p + 1] * nrhs]
+    for k in range(order.size - 1, -1, -1):                         # lines 7-12: x_i is
+        i = order[k]                                                # final, push it
+        si = sizes[i] if BS == 0 else BS
+        xi = x[x_ptr[i] * nrhs:x_ptr[i + 1] * nrhs]
+        for e in range(child_ptr[k + 1] - 1, child_ptr[k] - 1, -1):
+            c = fe_child[e]
+            sc = sizes[c] if BS == 0 else BS
+            xc = x[x_ptr[c] * nrhs:x_ptr[c + 1] * nrhs]
             blk = fe_ptr[e]
-            if symmetric:                       # U_ip = L_piᵀ, L_pi stored (sp × si)
-                for q in range(sp_):            # rows of L_pi: contiguous inner loops
+            if symmetric:                       # U_ci = L_icᵀ, L_ic stored (si × sc)
+                for q in range(si):             # rows of L_ic: contiguous inner loops
                     for j in range(nrhs):
-                        f = xp[q * nrhs + j]
-                        for r in range(si):
-                            xi[r * nrhs + j] -= L[blk + q * si + r] * f
+                        f = xi[q * nrhs + j]
+                        for r in range(sc):
+                            xc[r * nrhs + j] -= L[blk + q * sc + r] * f
             else:
-                _sub_matmul(xi, U[blk:fe_ptr[e + 1]], xp, si, sp_, nrhs, False)
+                _sub_matmul(xc, U[blk:fe_ptr[e + 1]], xi, sc, si, nrhs, False)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -412,18 +423,19 @@ def _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child
         if implicit:
             _pivot_solve_sized(Dlu[d_ptr[i]:d_ptr[i] + si * si], piv[x_ptr[i]:x_ptr[i + 1]], si, xi,
                                BS, BS2)
-    for k in range(order.size - 1, -1, -1):                         # lines 7-12
-        i = order[k]
-        si = sizes[i]
+    if not implicit:
+        for k in range(order.size):                                 # D⁻¹, in order
+            i = order[k]
+            si = sizes[i]
+            _pivot_solve_sized(Dlu[d_ptr[i]:d_ptr[i] + si * si], piv[x_ptr[i]:x_ptr[i + 1]], si,
+                               x[x_ptr[i]:x_ptr[i + 1]], BS, BS2)
+    for k in range(order.size - 1, -1, -1):                         # lines 7-12: x_i is
+        i = order[k]                                                # final, push it
         xi = x[x_ptr[i]:x_ptr[i + 1]]
-        if not implicit:
-            _pivot_solve_sized(Dlu[d_ptr[i]:d_ptr[i] + si * si], piv[x_ptr[i]:x_ptr[i + 1]], si, xi,
-                               BS, BS2)
-        for t in range(parent_ptr[k], parent_ptr[k + 1]):
-            e = parent_edges[t]
-            p = fe_parent[e]
-            _sub_sized(xi, U[fe_ptr[e]:fe_ptr[e + 1]], x[x_ptr[p]:x_ptr[p + 1]], si, sizes[p],
-                       BS, BS2)
+        for e in range(child_ptr[k + 1] - 1, child_ptr[k] - 1, -1):
+            c = fe_child[e]
+            _sub_sized(x[x_ptr[c]:x_ptr[c + 1]], U[fe_ptr[e]:fe_ptr[e + 1]], xi, sizes[c],
+                       sizes[i], BS, BS2)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -441,7 +453,7 @@ def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, c
             c = fe_child[e]
             _matvec_sub(xi, L[fe_ptr[e]:fe_ptr[e + 1]], x[x_ptr[c]:x_ptr[c + 1]], si,
                         sizes[c] if BS == 0 else BS)
-    for k in range(order.size - 1, -1, -1):                         # lines 7-12
+    for k in range(order.size):                                     # D⁻¹, in order
         i = order[k]
         si = sizes[i] if BS == 0 else BS
         xi = x[x_ptr[i]:x_ptr[i + 1]]
@@ -450,15 +462,19 @@ def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, c
             _ldl_solve_vec(lu, si, xi)
         else:
             _lu_solve_vec(lu, piv[x_ptr[i]:x_ptr[i + 1]], si, xi)
-        for t in range(parent_ptr[k], parent_ptr[k + 1]):
-            e = parent_edges[t]
-            p = fe_parent[e]
-            sp_ = sizes[p] if BS == 0 else BS
+    for k in range(order.size - 1, -1, -1):                         # lines 7-12: x_i is
+        i = order[k]                                                # final, push it (_solve_bs)
+        si = sizes[i] if BS == 0 else BS
+        xi = x[x_ptr[i]:x_ptr[i + 1]]
+        for e in range(child_ptr[k + 1] - 1, child_ptr[k] - 1, -1):
+            c = fe_child[e]
+            sc = sizes[c] if BS == 0 else BS
+            xc = x[x_ptr[c]:x_ptr[c + 1]]
             blk = fe_ptr[e]
-            for q in range(sp_):                # x_i -= L_piᵀ x_p, row by row of L_pi
-                f = x[x_ptr[p] + q]
-                for r in range(si):
-                    xi[r] -= L[blk + q * si + r] * f
+            for q in range(si):                 # x_c -= L_icᵀ x_i, row by row of L_ic
+                f = xi[q]
+                for r in range(sc):
+                    xc[r] -= L[blk + q * sc + r] * f
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
