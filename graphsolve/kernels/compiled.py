@@ -43,6 +43,7 @@ from .blocks import (
     _sub_matmul,
 )
 from .reference import PIVOT_RTOL
+from .simd import ldlt_pair6
 
 __all__ = ["all_finite", "factor", "refactor", "solve", "factor_batch", "solve_batch",
            "work_buffers"]
@@ -77,6 +78,9 @@ def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep,
     if keep:                                                # LDLᵀ only
         for q in range(si * sc):
             S[q] = T[q]
+    if FI == 6 and FC == 6 and symmetric and piv_c[0] < 0:  # all in registers (simd.py)
+        ldlt_pair6(T, 0, Di, 0, lu_c, 0)
+        return
     if scale_t:                                             # w2 = (T D⁻¹)ᵀ = D⁻ᵀ Tᵀ
         for r in range(si):
             for c in range(sc):

@@ -1,0 +1,178 @@
+"""Vectorized 6×6 block operations for the compiled kernels (numba intrinsics, LLVM IR).
+
+Six is the block size of a rigid body (Baraff 1996; Brüdigam et al. 2023 use 6×6 blocks
+throughout §5.2), so the uniform 6×6 LDLᵀ refactor of a tree is the hot path of the package.
+Written as numba loops (:func:`graphsolve.kernels.blocks._rows6`, ``_sweep_rows6``) its block
+products and triangular solves compile to scalar instructions only: numba cannot tell LLVM that
+the flat buffers do not alias, and a row of six is not a vector length LLVM's SLP vectorizer
+picks on its own. The intrinsics here emit the same arithmetic as straight-line LLVM IR over
+``<4 x double>`` + ``<2 x double>`` row vectors held in registers (a 6×6 block is twelve
+vector registers), which LLVM lowers to AVX / FMA where the CPU has them and to SSE2 pairs
+where it does not. Measured in a loop of independent 6×6 blocks: ``c -= a @ b`` 53 → 15 ns,
+the ``M Δ Mᵀ`` solve on six columns 61 → 22 ns.
+
+Each function takes flat, C-contiguous float64 arrays and element offsets (the kernels' block
+buffers), reads and writes 36 entries from each offset, and does no bounds checks: the callers
+pass offsets of blocks laid out by the analysis. The scalar loops in
+:mod:`graphsolve.kernels.blocks` are the reference; ``tests/graphsolve/test_simd.py`` checks
+these against them and against NumPy. Only multiplications and additions are emitted (with
+LLVM's ``contract`` flag, so the compiler may fuse them into FMAs), no reassociation: NaN and
+inf propagate as in the scalar code.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba.core import types
+from numba.core.errors import TypingError
+from numba.extending import intrinsic
+
+__all__ = ["mm6_sub", "ldl_solve6", "ldlt_pair6"]
+
+_DBL = ir.DoubleType()
+_V4 = ir.VectorType(_DBL, 4)
+_V2 = ir.VectorType(_DBL, 2)
+_I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
+_CONTRACT = ("contract",)
+
+
+def _check(*args) -> None:
+    """Typing: alternating (array, offset) arguments; arrays flat C-contiguous float64."""
+    for k in range(0, len(args), 2):
+        arr, off = args[k], args[k + 1]
+        if not (isinstance(arr, types.Array) and arr.dtype == types.float64 and arr.ndim == 1
+                and arr.layout == "C" and arr.mutable):
+            raise TypingError(f"argument {k}: expected a writable flat C-contiguous float64 "
+                              f"array, got {arr}")
+        if not isinstance(off, types.Integer):
+            raise TypingError(f"argument {k + 1}: expected an integer offset, got {off}")
+
+
+def _base(context, builder, signature, args, k):
+    """Pointer to ``arr[off]`` for the (array, offset) argument pair at ``k``."""
+    ary = context.make_array(signature.args[k])(context, builder, args[k])
+    off = context.cast(builder, args[k + 1], signature.args[k + 1], types.intp)
+    return builder.gep(ary.data, [off])
+
+
+def _ptr(builder, base, k, vt):
+    p = builder.gep(base, [ir.Constant(_I64, k)])
+    return builder.bitcast(p, vt.as_pointer()) if vt is not None else p
+
+
+def _load_row(builder, base, r):
+    """Row ``r`` of a 6×6 block: a ``<4 x double>`` and a ``<2 x double>``."""
+    return [builder.load(_ptr(builder, base, 6 * r, _V4), align=8),
+            builder.load(_ptr(builder, base, 6 * r + 4, _V2), align=8)]
+
+
+def _store_row(builder, base, r, row) -> None:
+    builder.store(row[0], _ptr(builder, base, 6 * r, _V4), align=8)
+    builder.store(row[1], _ptr(builder, base, 6 * r + 4, _V2), align=8)
+
+
+def _scalar(builder, base, k):
+    return builder.load(_ptr(builder, base, k, None), align=8)
+
+
+def _splat(builder, s, vt):
+    v = builder.insert_element(ir.Constant(vt, ir.Undefined), s, ir.Constant(_I32, 0))
+    mask = ir.Constant(ir.VectorType(_I32, vt.count), [0] * vt.count)
+    return builder.shuffle_vector(v, ir.Constant(vt, ir.Undefined), mask)
+
+
+def _sub_scaled(builder, acc, f, row):
+    """``acc - f * row`` (``f`` a scalar)."""
+    return [builder.fsub(acc[h], builder.fmul(_splat(builder, f, row[h].type), row[h],
+                                              flags=_CONTRACT), flags=_CONTRACT)
+            for h in range(2)]
+
+
+def _scaled(builder, f, row):
+    return [builder.fmul(_splat(builder, f, row[h].type), row[h]) for h in range(2)]
+
+
+def _ldl_sweeps(builder, F, rows):
+    """``rows <- M⁻ᵀ Δ⁻¹ M⁻¹ rows`` with the factor of ``blocks._ldl_inplace`` at ``F`` (unit
+    lower ``M`` below the diagonal, ``1/Δ`` on it); the two sweeps of ``_ldl_solve_left``."""
+    for r in range(6):                              # y = M⁻¹ x
+        for k in range(r):
+            rows[r] = _sub_scaled(builder, rows[r], _scalar(builder, F, 6 * r + k), rows[k])
+    for r in range(5, -1, -1):                      # x_r = Δ_r⁻¹ y_r - Σ_{k>r} M_kr x_k
+        rows[r] = _scaled(builder, _scalar(builder, F, 7 * r), rows[r])
+        for k in range(r + 1, 6):
+            rows[r] = _sub_scaled(builder, rows[r], _scalar(builder, F, 6 * k + r), rows[k])
+    return rows
+
+
+def _sub_product(builder, C, A, rows) -> None:
+    """``C -= A @ R`` with ``R``'s six rows in registers, ``A`` and ``C`` 6×6 in memory."""
+    for i in range(6):
+        acc = _load_row(builder, C, i)
+        for t in range(6):
+            acc = _sub_scaled(builder, acc, _scalar(builder, A, 6 * i + t), rows[t])
+        _store_row(builder, C, i, acc)
+
+
+@intrinsic
+def mm6_sub(typingctx, c, co, a, ao, b, bo):
+    """``c[co:co+36] -= a[ao:ao+36] @ b[bo:bo+36]``, 6×6 row-major blocks (the scalar form is
+    ``blocks._sub_matmul(c, a, b, 6, 6, 6, False)``)."""
+    _check(c, co, a, ao, b, bo)
+
+    def codegen(context, builder, signature, args):
+        C, A, B = (_base(context, builder, signature, args, k) for k in (0, 2, 4))
+        _sub_product(builder, C, A, [_load_row(builder, B, t) for t in range(6)])
+        return context.get_dummy_value()
+    return types.void(c, co, a, ao, b, bo), codegen
+
+
+@intrinsic
+def ldl_solve6(typingctx, f, fo, x, xo):
+    """``x <- D⁻¹ x`` for a 6×6 block ``x`` at ``xo`` and the ``M Δ Mᵀ`` factor of ``D`` at
+    ``fo`` (the scalar form is ``blocks._ldl_solve_left(f, 6, x, 6)``)."""
+    _check(f, fo, x, xo)
+
+    def codegen(context, builder, signature, args):
+        F, X = (_base(context, builder, signature, args, k) for k in (0, 2))
+        rows = _ldl_sweeps(builder, F, [_load_row(builder, X, r) for r in range(6)])
+        for r in range(6):
+            _store_row(builder, X, r, rows[r])
+        return context.get_dummy_value()
+    return types.void(f, fo, x, xo), codegen
+
+
+@intrinsic
+def ldlt_pair6(typingctx, t, to, d, do, f, fo):
+    """One LDLᵀ pair of Brüdigam et al. (2023) Alg. 3 lines 18-20 for 6×6 blocks with a
+    definite child pivot: ``V = D_c⁻¹ Tᵀ``, ``D_i -= T V``, ``T <- Vᵀ = T D_c⁻¹``, where ``T``
+    (at ``to``) is the pair's block, ``D_i`` (at ``do``) the parent's pivot block and ``f`` (at
+    ``fo``) the ``M Δ Mᵀ`` factor of ``D_c``. The scalar form is the definite LDLᵀ branch of
+    ``compiled._scale_pair_py`` (transpose into ``w2``, ``_ldl_solve_left``, ``_sub_matmul``,
+    transpose back); here ``Tᵀ`` is gathered into registers and nothing passes through a work
+    buffer."""
+    _check(t, to, d, do, f, fo)
+
+    def codegen(context, builder, signature, args):
+        T, D, F = (_base(context, builder, signature, args, k) for k in (0, 2, 4))
+        rows = []
+        for c in range(6):                          # row c of Tᵀ: column c of T
+            v4 = ir.Constant(_V4, ir.Undefined)
+            for r in range(4):
+                v4 = builder.insert_element(v4, _scalar(builder, T, 6 * r + c),
+                                            ir.Constant(_I32, r))
+            v2 = ir.Constant(_V2, ir.Undefined)
+            for r in range(2):
+                v2 = builder.insert_element(v2, _scalar(builder, T, 6 * (4 + r) + c),
+                                            ir.Constant(_I32, r))
+            rows.append([v4, v2])
+        rows = _ldl_sweeps(builder, F, rows)        # V = D_c⁻¹ Tᵀ
+        _sub_product(builder, D, T, rows)           # D_i -= T V (T not yet overwritten)
+        for c in range(6):                          # T <- Vᵀ
+            for r in range(6):
+                h, q = (0, r) if r < 4 else (1, r - 4)
+                v = builder.extract_element(rows[c][h], ir.Constant(_I32, q))
+                builder.store(v, _ptr(builder, T, 6 * r + c, None), align=8)
+        return context.get_dummy_value()
+    return types.void(t, to, d, do, f, fo), codegen

@@ -1,0 +1,133 @@
+"""The vectorized 6×6 intrinsics (graphsolve/kernels/simd.py) against NumPy and against the
+scalar loops of graphsolve/kernels/blocks.py that they replace on the hot path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numba import njit
+from numba.core.errors import TypingError
+
+from graphsolve.kernels.blocks import _ldl_inplace, _ldl_solve_left, _sub_matmul
+from graphsolve.kernels.simd import ldl_solve6, ldlt_pair6, mm6_sub
+
+
+@njit(cache=False)
+def _mm(c, co, a, ao, b, bo):
+    mm6_sub(c, co, a, ao, b, bo)
+
+
+@njit(cache=False)
+def _solve(f, fo, x, xo):
+    ldl_solve6(f, fo, x, xo)
+
+
+@njit(cache=False)
+def _pair(t, to, d, do, f, fo):
+    ldlt_pair6(t, to, d, do, f, fo)
+
+
+@njit(cache=False)
+def _ldl(a):
+    return _ldl_inplace(a, 6, 1e-300)
+
+
+@njit(cache=False)
+def _scalar_mm(c, a, b):
+    _sub_matmul(c, a, b, 6, 6, 6, False)
+
+
+@njit(cache=False)
+def _scalar_solve(f, x):
+    _ldl_solve_left(f, 6, x, 6)
+
+
+def _definite(rng, sign=1.0):
+    m = rng.standard_normal((6, 6))
+    return sign * (m @ m.T + 0.5 * np.eye(6))
+
+
+def _factor(d):
+    f = d.ravel().copy()
+    assert _ldl(f)
+    return f
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), offsets=st.tuples(*[st.integers(0, 20)] * 3))
+def test_mm6_sub_matches_numpy_and_the_scalar_loop(seed, offsets):
+    rng = np.random.default_rng(seed)
+    co, ao, bo = offsets
+    a = rng.standard_normal(ao + 36 + 3)
+    b = rng.standard_normal(bo + 36 + 3)
+    c = rng.standard_normal(co + 36 + 3)
+    want = c.copy()
+    want[co:co + 36] -= (a[ao:ao + 36].reshape(6, 6) @ b[bo:bo + 36].reshape(6, 6)).ravel()
+    scalar = c[co:co + 36].copy()
+    _scalar_mm(scalar, a[ao:ao + 36].copy(), b[bo:bo + 36].copy())
+    got = c.copy()
+    _mm(got, co, a, ao, b, bo)
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(got[co:co + 36], scalar, rtol=1e-13, atol=1e-13)
+    np.testing.assert_array_equal(got[:co], c[:co])              # nothing outside the block
+    np.testing.assert_array_equal(got[co + 36:], c[co + 36:])
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), sign=st.sampled_from([1.0, -1.0]),
+       fo=st.integers(0, 9), xo=st.integers(0, 9))
+def test_ldl_solve6_matches_numpy_and_the_scalar_loop(seed, sign, fo, xo):
+    rng = np.random.default_rng(seed)
+    d = _definite(rng, sign)
+    f = np.concatenate([rng.standard_normal(fo), _factor(d)])
+    x = rng.standard_normal(xo + 36 + 2)
+    want = np.linalg.solve(d, x[xo:xo + 36].reshape(6, 6)).ravel()
+    scalar = x[xo:xo + 36].copy()
+    _scalar_solve(f[fo:].copy(), scalar)
+    got = x.copy()
+    _solve(f, fo, got, xo)
+    np.testing.assert_allclose(got[xo:xo + 36], want, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(got[xo:xo + 36], scalar, rtol=1e-12, atol=1e-13)
+    np.testing.assert_array_equal(got[:xo], x[:xo])
+    np.testing.assert_array_equal(got[xo + 36:], x[xo + 36:])
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), sign=st.sampled_from([1.0, -1.0]))
+def test_ldlt_pair6_is_one_elimination_step(seed, sign):
+    """T <- T D_c⁻¹ and D_i <- D_i - T D_c⁻¹ Tᵀ (Brüdigam 2023, Alg. 3 lines 18-20)."""
+    rng = np.random.default_rng(seed)
+    dc = _definite(rng, sign)
+    t = rng.standard_normal((6, 6))
+    di = rng.standard_normal((6, 6))
+    buf_t = np.concatenate([rng.standard_normal(5), t.ravel()])
+    buf_d = np.concatenate([rng.standard_normal(3), di.ravel()])
+    f = _factor(dc)
+    _pair(buf_t, 5, buf_d, 3, f, 0)
+    np.testing.assert_allclose(buf_t[5:].reshape(6, 6), np.linalg.solve(dc, t.T).T,
+                               rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(buf_d[3:].reshape(6, 6), di - t @ np.linalg.solve(dc, t.T),
+                               rtol=1e-9, atol=1e-9)
+
+
+def test_non_finite_values_propagate():
+    rng = np.random.default_rng(1)
+    f = _factor(_definite(rng))
+    t = rng.standard_normal(36)
+    t[8] = np.nan
+    d = rng.standard_normal(36)
+    _pair(t, 0, d, 0, f, 0)
+    assert np.isnan(d).any() and np.isnan(t).any()
+    c = np.zeros(36)
+    b = np.eye(6).ravel().copy()
+    b[0] = np.inf
+    _mm(c, 0, np.ones(36), 0, b, 0)
+    assert np.isinf(c).any()
+
+
+@pytest.mark.parametrize("bad", [np.zeros(36, np.float32), np.zeros((6, 6))])
+def test_wrong_array_types_are_rejected_at_compile_time(bad):
+    with pytest.raises(TypingError, match="float64 array"):
+        _mm(bad, 0, np.zeros(36), 0, np.zeros(36), 0)
