@@ -43,7 +43,7 @@ from .blocks import (
     _sub_matmul,
 )
 from .reference import PIVOT_RTOL
-from .simd import ldlt_pair6
+from .simd import ldlt_pair6, matvec6_sub, matvec6t_sub
 
 __all__ = ["all_finite", "factor", "refactor", "solve", "factor_batch", "solve_batch",
            "work_buffers"]
@@ -379,7 +379,9 @@ def _solve_6(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
 def _sub_sized(y, M, z, m, n, BS, BS2):
     """``y -= M z`` for an ``m×n`` block, with fixed sizes when (m, n) is the pair (BS, BS2)
     either way round, or BS×BS when ``BS2 = 0`` (uniform sizes; ``BS = 0``: generic)."""
-    if BS > 0 and BS2 == 0:
+    if BS == 6 and BS2 == 0:
+        matvec6_sub(y, 0, M, 0, z, 0)                               # simd.py
+    elif BS > 0 and BS2 == 0:
         _matvec_sub(y, M, z, BS, BS)
     elif BS2 > 0 and m == BS and n == BS2:
         _matvec_sub(y, M, z, BS, BS2)
@@ -455,8 +457,11 @@ def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, c
         xi = x[x_ptr[i]:x_ptr[i + 1]]
         for e in range(child_ptr[k], child_ptr[k + 1]):
             c = fe_child[e]
-            _matvec_sub(xi, L[fe_ptr[e]:fe_ptr[e + 1]], x[x_ptr[c]:x_ptr[c + 1]], si,
-                        sizes[c] if BS == 0 else BS)
+            if BS == 6:                                             # simd.py
+                matvec6_sub(x, x_ptr[i], L, fe_ptr[e], x, x_ptr[c])
+            else:
+                _matvec_sub(xi, L[fe_ptr[e]:fe_ptr[e + 1]], x[x_ptr[c]:x_ptr[c + 1]], si,
+                            sizes[c] if BS == 0 else BS)
     for k in range(order.size):                                     # D⁻¹, in order
         i = order[k]
         si = sizes[i] if BS == 0 else BS
@@ -472,6 +477,9 @@ def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, c
         xi = x[x_ptr[i]:x_ptr[i + 1]]
         for e in range(child_ptr[k + 1] - 1, child_ptr[k] - 1, -1):
             c = fe_child[e]
+            if BS == 6:                                             # simd.py
+                matvec6t_sub(x, x_ptr[c], L, fe_ptr[e], x, x_ptr[i])
+                continue
             sc = sizes[c] if BS == 0 else BS
             xc = x[x_ptr[c]:x_ptr[c + 1]]
             blk = fe_ptr[e]

@@ -27,7 +27,7 @@ from numba.core import types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
-__all__ = ["mm6_sub", "ldl_solve6", "ldlt_pair6"]
+__all__ = ["mm6_sub", "ldl_solve6", "ldlt_pair6", "matvec6_sub", "matvec6t_sub"]
 
 _DBL = ir.DoubleType()
 _V4 = ir.VectorType(_DBL, 4)
@@ -176,3 +176,63 @@ def ldlt_pair6(typingctx, t, to, d, do, f, fo):
                 builder.store(v, _ptr(builder, T, 6 * r + c, None), align=8)
         return context.get_dummy_value()
     return types.void(t, to, d, do, f, fo), codegen
+
+
+def _load_vec6(builder, base):
+    return [builder.load(_ptr(builder, base, 0, _V4), align=8),
+            builder.load(_ptr(builder, base, 4, _V2), align=8)]
+
+
+def _store_vec6(builder, base, v) -> None:
+    builder.store(v[0], _ptr(builder, base, 0, _V4), align=8)
+    builder.store(v[1], _ptr(builder, base, 4, _V2), align=8)
+
+
+def _shuffle(builder, a, b, idx):
+    return builder.shuffle_vector(a, b, ir.Constant(ir.VectorType(_I32, len(idx)), idx))
+
+
+@intrinsic
+def matvec6_sub(typingctx, y, yo, m, mo, z, zo):
+    """``y[yo:yo+6] -= M z[zo:zo+6]`` with ``M`` 6×6 row-major at ``mo``: six row dot products,
+    paired into ``<2 x double>`` sums (the scalar form is ``blocks._matvec_sub(y, M, z, 6,
+    6)``)."""
+    _check(y, yo, m, mo, z, zo)
+
+    def codegen(context, builder, signature, args):
+        Y, M, Z = (_base(context, builder, signature, args, k) for k in (0, 2, 4))
+        zv = _load_vec6(builder, Z)
+        sums = []
+        for r in range(6):                          # <row_r · z> as the two lanes of a pair
+            row = _load_row(builder, M, r)
+            p4 = builder.fmul(row[0], zv[0])
+            p2 = builder.fmul(row[1], zv[1])
+            lo = _shuffle(builder, p4, p4, [0, 1])
+            hi = _shuffle(builder, p4, p4, [2, 3])
+            sums.append(builder.fadd(builder.fadd(lo, hi), p2))
+        pairs = []
+        for r in range(0, 6, 2):                    # (Σ lanes of r, Σ lanes of r + 1)
+            a = _shuffle(builder, sums[r], sums[r + 1], [0, 2])
+            b = _shuffle(builder, sums[r], sums[r + 1], [1, 3])
+            pairs.append(builder.fadd(a, b))
+        for h in range(3):
+            p = _ptr(builder, Y, 2 * h, _V2)
+            builder.store(builder.fsub(builder.load(p, align=8), pairs[h]), p, align=8)
+        return context.get_dummy_value()
+    return types.void(y, yo, m, mo, z, zo), codegen
+
+
+@intrinsic
+def matvec6t_sub(typingctx, y, yo, m, mo, z, zo):
+    """``y[yo:yo+6] -= Mᵀ z[zo:zo+6]`` with ``M`` 6×6 row-major at ``mo``: ``y -= Σ_q z_q
+    M_q`` over the rows ``M_q`` (the transposed product of an LDLᵀ backward sweep)."""
+    _check(y, yo, m, mo, z, zo)
+
+    def codegen(context, builder, signature, args):
+        Y, M, Z = (_base(context, builder, signature, args, k) for k in (0, 2, 4))
+        acc = _load_vec6(builder, Y)
+        for q in range(6):
+            acc = _sub_scaled(builder, acc, _scalar(builder, Z, q), _load_row(builder, M, q))
+        _store_vec6(builder, Y, acc)
+        return context.get_dummy_value()
+    return types.void(y, yo, m, mo, z, zo), codegen

@@ -11,7 +11,7 @@ from numba import njit
 from numba.core.errors import TypingError
 
 from graphsolve.kernels.blocks import _ldl_inplace, _ldl_solve_left, _sub_matmul
-from graphsolve.kernels.simd import ldl_solve6, ldlt_pair6, mm6_sub
+from graphsolve.kernels.simd import ldl_solve6, ldlt_pair6, matvec6_sub, matvec6t_sub, mm6_sub
 
 
 @njit(cache=False)
@@ -27,6 +27,14 @@ def _solve(f, fo, x, xo):
 @njit(cache=False)
 def _pair(t, to, d, do, f, fo):
     ldlt_pair6(t, to, d, do, f, fo)
+
+
+@njit(cache=False)
+def _mv(y, yo, m, mo, z, zo, transposed):
+    if transposed:
+        matvec6t_sub(y, yo, m, mo, z, zo)
+    else:
+        matvec6_sub(y, yo, m, mo, z, zo)
 
 
 @njit(cache=False)
@@ -110,6 +118,24 @@ def test_ldlt_pair6_is_one_elimination_step(seed, sign):
                                rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(buf_d[3:].reshape(6, 6), di - t @ np.linalg.solve(dc, t.T),
                                rtol=1e-9, atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), transposed=st.booleans(),
+       offsets=st.tuples(*[st.integers(0, 12)] * 3))
+def test_matvec6_matches_numpy(seed, transposed, offsets):
+    """``y -= M z`` and ``y -= Mᵀ z``; ``y`` and ``z`` in one array, as in the solves."""
+    rng = np.random.default_rng(seed)
+    yo, mo, zo = offsets
+    zo += yo + 6                                    # disjoint segments of one vector
+    x = rng.standard_normal(zo + 6 + 2)
+    m = rng.standard_normal(mo + 36 + 1)
+    M = m[mo:mo + 36].reshape(6, 6)
+    want = x.copy()
+    want[yo:yo + 6] -= (M.T if transposed else M) @ x[zo:zo + 6]
+    got = x.copy()
+    _mv(got, yo, m, mo, got, zo, transposed)
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
 
 
 def test_non_finite_values_propagate():
