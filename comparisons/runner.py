@@ -17,7 +17,8 @@ from functools import partial
 import numpy as np
 
 __all__ = ["Timing", "time_call", "bench_case", "bench_solver", "run", "machine_metadata",
-           "write_results", "gemm_reference_gflops"]
+           "write_results", "gemm_reference_gflops",
+           "simd_gemm_gflops"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,33 @@ def gemm_reference_gflops(nblocks: int = 2000, reps: int = 20, repeats: int = 5)
     A, B = rng.standard_normal((2, nblocks, 6, 6))
     C = np.zeros((nblocks, 6, 6))
     t = time_call(lambda: gemm_loop(A, B, C, reps), repeats, 1)
+    return 2 * 6**3 * nblocks * reps / t.best / 1e9
+
+
+def _simd_gemm_kernel():
+    from numba import njit
+
+    from graphsolve.kernels.simd import mm6_sub
+
+    @njit(cache=True, error_model="numpy")
+    def simd_loop(A, B, C, reps):
+        """C[b] -= A[b] @ B[b] for every 6×6 block b (flat), ``reps`` times."""
+        for _ in range(reps):
+            for b in range(A.size // 36):
+                mm6_sub(C, 36 * b, A, 36 * b, B, 36 * b)
+
+    return simd_loop
+
+
+def simd_gemm_gflops(nblocks: int = 2000, reps: int = 20, repeats: int = 5) -> float:
+    """GFLOP/s of the vectorized 6×6 block product of the kernels
+    (:func:`graphsolve.kernels.simd.mm6_sub`) in the same loop as
+    :func:`gemm_reference_gflops`: the ceiling once the block kernels use vector registers."""
+    loop = _simd_gemm_kernel()
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((2, nblocks * 36))
+    C = np.zeros(nblocks * 36)
+    t = time_call(lambda: loop(A, B, C, reps), repeats, 1)
     return 2 * 6**3 * nblocks * reps / t.best / 1e9
 
 

@@ -43,7 +43,7 @@ from .blocks import (
     _sub_matmul,
 )
 from .reference import PIVOT_RTOL
-from .simd import ldlt_pair6, matvec6_sub, matvec6t_sub
+from .simd import ldlt_pair6, matvec6_sub, matvec6t_sub, mm6_sub, mm6t_sub
 
 __all__ = ["all_finite", "factor", "refactor", "solve", "factor_batch", "solve_batch",
            "work_buffers"]
@@ -94,7 +94,10 @@ def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep,
     else:
         _lu_solve_left(lu_c, piv_c, sc, S, si)              # U = D⁻¹ S
         V = S
-    _sub_matmul(Di, T, V, si, sc, si, False)                # D_i -= T D⁻¹ S
+    if FI == 6 and FC == 6:                                 # D_i -= T D⁻¹ S
+        mm6_sub(Di, 0, T, 0, V, 0)
+    else:
+        _sub_matmul(Di, T, V, si, sc, si, False)
     if scale_t:                                             # L = T D⁻¹
         for r in range(si):
             for c in range(sc):
@@ -199,8 +202,15 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
                 Dc2 = D[d_ptr[c2]:d_ptr[c2] + s2 * s2]
                 L_ic2 = L[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]]
                 L_c1c2 = L[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]]
-                if symmetric:           # T -= (L_ic2 D_c2) L_c1c2ᵀ, L_ic2 D_c2 kept in U
+                if symmetric and BS == 6:                           # simd.py
+                    mm6t_sub(L, fe_ptr[e], U, fe_ptr[e_ic2], L, fe_ptr[e_c1c2])
+                elif symmetric:         # T -= (L_ic2 D_c2) L_c1c2ᵀ, L_ic2 D_c2 kept in U
                     _sub_matmul(T, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], L_c1c2, si, s2, sc, True)
+                elif BS == 6:
+                    _matmul(L_ic2, Dc2, w1, si, s2, s2)
+                    mm6_sub(L, fe_ptr[e], w1, 0, U, fe_ptr[e_c1c2])
+                    _matmul(L_c1c2, Dc2, w1, sc, s2, s2)
+                    mm6_sub(U, fe_ptr[e], w1, 0, U, fe_ptr[e_ic2])
                 else:
                     _matmul(L_ic2, Dc2, w1, si, s2, s2)             # L_ic2 D_c2
                     _sub_matmul(T, w1, U[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]], si, s2, sc, False)
@@ -591,14 +601,25 @@ SUPERNODAL_MIN_FLOPS_PER_NODE = 25_000
 SUPERNODAL_MIN_WIDE_SHARE = 0.3
 
 
+#: uniform block sizes that always keep the block kernel: with the vectorized 6×6 products
+#: of :mod:`graphsolve.kernels.simd` it beats the supernodal kernel on every pattern measured
+#: (refactor, block / supernodal: crystal 8³ 8.3 / 14.3 ms, crystal 10³ 38.6 / 48.0, net 30²
+#: 3.5 / 8.2, net 50² 20.8 / 39.5, all under minimum degree)
+SUPERNODAL_EXCLUDED_SIZES = frozenset({6})
+
+
 def use_supernodal(an, work) -> bool:
     """Whether an LDLᵀ factor of ``an`` runs the supernodal kernel: patterns with much fill
-    (many flops per node) with wide supernodes, like grids and crystals under minimum degree.
+    (many flops per node) with wide supernodes, like grids and crystals under minimum degree,
+    and blocks without a vectorized kernel (:data:`SUPERNODAL_EXCLUDED_SIZES`).
 
-    Measured (6×6 blocks, refactor, supernodal / block kernel): crystal 8³ 0.53, crystal 6³
-    0.82, net 30² 0.88, net 18² 0.90 under minimum degree; but net 12² 1.7, crystal 4³ 1.6 and
-    ladders 3× (too little work per panel), and 0.9-1.1 under the Brüdigam order (no wide
-    supernodes), which therefore keeps the block kernel."""
+    Measured before the 6×6 kernel was vectorized (6×6 blocks, refactor, supernodal / block
+    kernel): crystal 8³ 0.53, crystal 6³ 0.82, net 30² 0.88, net 18² 0.90 under minimum
+    degree; but net 12² 1.7, crystal 4³ 1.6 and ladders 3× (too little work per panel), and
+    0.9-1.1 under the Brüdigam order (no wide supernodes), which therefore keeps the block
+    kernel. With 3×3 blocks it still wins where the rule picks it (crystal 8³: 0.47)."""
+    if an.uniform_block_size in SUPERNODAL_EXCLUDED_SIZES:
+        return False
     if not (an.sched_ptr[-1] > 0
             and an.flops("ldlt") >= SUPERNODAL_MIN_FLOPS_PER_NODE * an.n_nodes):
         return False

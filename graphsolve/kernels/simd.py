@@ -27,7 +27,7 @@ from numba.core import types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
-__all__ = ["mm6_sub", "ldl_solve6", "ldlt_pair6", "matvec6_sub", "matvec6t_sub"]
+__all__ = ["mm6_sub", "mm6t_sub", "ldl_solve6", "ldlt_pair6", "matvec6_sub", "matvec6t_sub"]
 
 _DBL = ir.DoubleType()
 _V4 = ir.VectorType(_DBL, 4)
@@ -106,6 +106,21 @@ def _ldl_sweeps(builder, F, rows):
     return rows
 
 
+def _load_transposed(builder, B):
+    """The six rows of ``Bᵀ`` (the columns of the 6×6 block ``B``), gathered into registers."""
+    rows = []
+    for c in range(6):
+        v4 = ir.Constant(_V4, ir.Undefined)
+        for r in range(4):
+            v4 = builder.insert_element(v4, _scalar(builder, B, 6 * r + c), ir.Constant(_I32, r))
+        v2 = ir.Constant(_V2, ir.Undefined)
+        for r in range(2):
+            v2 = builder.insert_element(v2, _scalar(builder, B, 6 * (4 + r) + c),
+                                        ir.Constant(_I32, r))
+        rows.append([v4, v2])
+    return rows
+
+
 def _sub_product(builder, C, A, rows) -> None:
     """``C -= A @ R`` with ``R``'s six rows in registers, ``A`` and ``C`` 6×6 in memory."""
     for i in range(6):
@@ -124,6 +139,20 @@ def mm6_sub(typingctx, c, co, a, ao, b, bo):
     def codegen(context, builder, signature, args):
         C, A, B = (_base(context, builder, signature, args, k) for k in (0, 2, 4))
         _sub_product(builder, C, A, [_load_row(builder, B, t) for t in range(6)])
+        return context.get_dummy_value()
+    return types.void(c, co, a, ao, b, bo), codegen
+
+
+@intrinsic
+def mm6t_sub(typingctx, c, co, a, ao, b, bo):
+    """``c[co:co+36] -= a[ao:ao+36] @ b[bo:bo+36]ᵀ``, 6×6 row-major blocks (the scalar form is
+    ``blocks._sub_matmul(c, a, b, 6, 6, 6, True)``): the fill update of an LDLᵀ triple,
+    Brüdigam et al. (2023) Alg. 3 line 14."""
+    _check(c, co, a, ao, b, bo)
+
+    def codegen(context, builder, signature, args):
+        C, A, B = (_base(context, builder, signature, args, k) for k in (0, 2, 4))
+        _sub_product(builder, C, A, _load_transposed(builder, B))
         return context.get_dummy_value()
     return types.void(c, co, a, ao, b, bo), codegen
 
@@ -156,18 +185,7 @@ def ldlt_pair6(typingctx, t, to, d, do, f, fo):
 
     def codegen(context, builder, signature, args):
         T, D, F = (_base(context, builder, signature, args, k) for k in (0, 2, 4))
-        rows = []
-        for c in range(6):                          # row c of Tᵀ: column c of T
-            v4 = ir.Constant(_V4, ir.Undefined)
-            for r in range(4):
-                v4 = builder.insert_element(v4, _scalar(builder, T, 6 * r + c),
-                                            ir.Constant(_I32, r))
-            v2 = ir.Constant(_V2, ir.Undefined)
-            for r in range(2):
-                v2 = builder.insert_element(v2, _scalar(builder, T, 6 * (4 + r) + c),
-                                            ir.Constant(_I32, r))
-            rows.append([v4, v2])
-        rows = _ldl_sweeps(builder, F, rows)        # V = D_c⁻¹ Tᵀ
+        rows = _ldl_sweeps(builder, F, _load_transposed(builder, T))    # V = D_c⁻¹ Tᵀ
         _sub_product(builder, D, T, rows)           # D_i -= T V (T not yet overwritten)
         for c in range(6):                          # T <- Vᵀ
             for r in range(6):

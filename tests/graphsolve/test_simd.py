@@ -11,12 +11,24 @@ from numba import njit
 from numba.core.errors import TypingError
 
 from graphsolve.kernels.blocks import _ldl_inplace, _ldl_solve_left, _sub_matmul
-from graphsolve.kernels.simd import ldl_solve6, ldlt_pair6, matvec6_sub, matvec6t_sub, mm6_sub
+from graphsolve.kernels.simd import (
+    ldl_solve6,
+    ldlt_pair6,
+    matvec6_sub,
+    matvec6t_sub,
+    mm6_sub,
+    mm6t_sub,
+)
 
 
 @njit(cache=False)
 def _mm(c, co, a, ao, b, bo):
     mm6_sub(c, co, a, ao, b, bo)
+
+
+@njit(cache=False)
+def _mmt(c, co, a, ao, b, bo):
+    mm6t_sub(c, co, a, ao, b, bo)
 
 
 @njit(cache=False)
@@ -43,8 +55,8 @@ def _ldl(a):
 
 
 @njit(cache=False)
-def _scalar_mm(c, a, b):
-    _sub_matmul(c, a, b, 6, 6, 6, False)
+def _scalar_mm(c, a, b, transposed):
+    _sub_matmul(c, a, b, 6, 6, 6, transposed)
 
 
 @njit(cache=False)
@@ -64,19 +76,22 @@ def _factor(d):
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), offsets=st.tuples(*[st.integers(0, 20)] * 3))
-def test_mm6_sub_matches_numpy_and_the_scalar_loop(seed, offsets):
+@given(seed=st.integers(0, 2**32 - 1), transposed=st.booleans(),
+       offsets=st.tuples(*[st.integers(0, 20)] * 3))
+def test_block_products_match_numpy_and_the_scalar_loop(seed, transposed, offsets):
+    """``c -= a @ b`` (:func:`mm6_sub`) and ``c -= a @ bᵀ`` (:func:`mm6t_sub`)."""
     rng = np.random.default_rng(seed)
     co, ao, bo = offsets
     a = rng.standard_normal(ao + 36 + 3)
     b = rng.standard_normal(bo + 36 + 3)
     c = rng.standard_normal(co + 36 + 3)
+    A, B = a[ao:ao + 36].reshape(6, 6), b[bo:bo + 36].reshape(6, 6)
     want = c.copy()
-    want[co:co + 36] -= (a[ao:ao + 36].reshape(6, 6) @ b[bo:bo + 36].reshape(6, 6)).ravel()
+    want[co:co + 36] -= (A @ (B.T if transposed else B)).ravel()
     scalar = c[co:co + 36].copy()
-    _scalar_mm(scalar, a[ao:ao + 36].copy(), b[bo:bo + 36].copy())
+    _scalar_mm(scalar, A.ravel().copy(), B.ravel().copy(), transposed)
     got = c.copy()
-    _mm(got, co, a, ao, b, bo)
+    (_mmt if transposed else _mm)(got, co, a, ao, b, bo)
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
     np.testing.assert_allclose(got[co:co + 36], scalar, rtol=1e-13, atol=1e-13)
     np.testing.assert_array_equal(got[:co], c[:co])              # nothing outside the block

@@ -20,6 +20,7 @@ def forced(monkeypatch):
     """Every LDLᵀ factor with fill runs the supernodal kernel."""
     monkeypatch.setattr(C, "SUPERNODAL_MIN_FLOPS_PER_NODE", 0)
     monkeypatch.setattr(C, "SUPERNODAL_MIN_WIDE_SHARE", 0.0)
+    monkeypatch.setattr(C, "SUPERNODAL_EXCLUDED_SIZES", frozenset())
 
 
 def _random_matrix(n, extra, seed, sizes, kind):
@@ -47,6 +48,7 @@ def test_supernodal_equals_reference(n, extra, seed, sizes, ordering, nrhs):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(C, "SUPERNODAL_MIN_FLOPS_PER_NODE", 0)
         mp.setattr(C, "SUPERNODAL_MIN_WIDE_SHARE", 0.0)
+        mp.setattr(C, "SUPERNODAL_EXCLUDED_SIZES", frozenset())
         Fc = gs.factorize(A, method="ldlt", analysis=an, backend="compiled")
         assert C.use_supernodal(an, Fc._work) == bool(an.sched_ptr[-1] > 0)
         x = Fc.solve(b)
@@ -163,16 +165,18 @@ def test_non_finite_values_raise(forced, bad):
 
 
 def test_automatic_choice():
-    """Chosen for grids and crystals under minimum degree (wide supernodes), not for trees,
-    ladders, small grids or the Brüdigam order on grids (single-node supernodes)."""
-    for G in (gen.crystal(8), gen.net(18)):
-        an = gs.analyze(gs.random_block_matrix(G, "spd", block_size=6), "amd")
+    """Chosen for grids and crystals of 3×3 blocks under minimum degree (wide supernodes),
+    not for trees, ladders, small grids, the Brüdigam order on grids (single-node supernodes)
+    or 6×6 blocks (the vectorized block kernel is faster)."""
+    for G in (gen.crystal(8), gen.crystal(10)):
+        an = gs.analyze(gs.random_block_matrix(G, "spd", block_size=3), "amd")
         assert C.use_supernodal(an, C.work_buffers(an)), G
-    for G, ordering in ((gen.path(50), "brudigam"), (gen.ladder(200), "amd"),
-                        (gen.crystal(6), "brudigam"), (gen.net(12), "amd"),
-                        (gen.crystal(4), "amd")):
-        an = gs.analyze(gs.random_block_matrix(G, "spd", block_size=6), ordering)
-        assert not C.use_supernodal(an, C.work_buffers(an)), (G, ordering)
+    for G, ordering, size in ((gen.path(50), "brudigam", 3), (gen.ladder(200), "amd", 3),
+                              (gen.crystal(6), "brudigam", 3), (gen.net(12), "amd", 3),
+                              (gen.crystal(4), "amd", 3), (gen.crystal(8), "amd", 6),
+                              (gen.net(30), "amd", 6)):
+        an = gs.analyze(gs.random_block_matrix(G, "spd", block_size=size), ordering)
+        assert not C.use_supernodal(an, C.work_buffers(an)), (G, ordering, size)
 
 
 def test_indefinite_pivots_take_the_lu_branch(forced):
