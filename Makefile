@@ -36,7 +36,7 @@ clean: clean-cache
 	rm -rf $(VENV) paper_figures/out .pytest_cache .hypothesis
 
 # numba's on-disk cache is keyed on each kernel's own source file: after editing
-# graphsolve/kernels/compiled.py or blocks.py, kernels in other files that call them would
+# graphsolve/kernels/compiled.py, blocks.py, simd.py or supernodal.py, kernels in other files that call them would
 # keep the old code. This forces every kernel to recompile on first use.
 clean-cache:
 	find graphsolve dynamics comparisons -name '*.nbi' -delete -o -name '*.nbc' -delete
