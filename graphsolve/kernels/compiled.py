@@ -287,31 +287,51 @@ def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, impli
     return -1, n_scalings, n_updates, sq
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _unpack(ints, bounds):
+    """The ``sym`` tuple of :func:`_sym` from its packed form (:func:`_pack`)."""
+    return (ints[bounds[0]:bounds[1]], ints[bounds[1]:bounds[2]], ints[bounds[2]:bounds[3]],
+            ints[bounds[3]:bounds[4]], ints[bounds[4]:bounds[5]], ints[bounds[5]:bounds[6]],
+            ints[bounds[6]:bounds[7]], ints[bounds[7]:bounds[8]], ints[bounds[8]:bounds[9]],
+            ints[bounds[9]:bounds[10]])
+
+
+# Entry points called from Python: the analysis arrays arrive packed in one array (one
+# argument to unbox instead of a tuple of ten; numba's dispatch costs ~0.1 µs per plain array
+# argument and more inside tuples, which is most of a small refactor's fixed cost).
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _factor_0(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, gat):
-    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 0, implicit, gat)
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _factor_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, gat):
-    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 3, implicit, gat)
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _factor_6(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, gat):
-    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6, implicit, gat)
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _factor_6_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, gat):
-    return _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6, 3, implicit,
-                        gat)
+def _factor_0(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, values,
+              lsrc, usrc):
+    return _factor(_unpack(ints, bounds), D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 0,
+                   implicit, (values, lsrc, usrc))
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _factor_6_5(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, gat):
-    return _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6, 5, implicit,
-                        gat)
+def _factor_3(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, values,
+              lsrc, usrc):
+    return _factor(_unpack(ints, bounds), D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 3,
+                   implicit, (values, lsrc, usrc))
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _factor_6(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, values,
+              lsrc, usrc):
+    return _factor(_unpack(ints, bounds), D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6,
+                   implicit, (values, lsrc, usrc))
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _factor_6_3(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, values,
+                lsrc, usrc):
+    return _factor_pair(_unpack(ints, bounds), D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6,
+                        3, implicit, (values, lsrc, usrc))
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _factor_6_5(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, values,
+                lsrc, usrc):
+    return _factor_pair(_unpack(ints, bounds), D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6,
+                        5, implicit, (values, lsrc, usrc))
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -500,22 +520,25 @@ def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, c
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _solve_sym_0(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
-                 parent_ptr, parent_edges, Dlu, piv, L, x):
+def _solve_sym_0(ints, bounds, Dlu, piv, L, x):
+    order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr, \
+        parent_edges = _unpack(ints, bounds)                       # see _factor_0
     _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                       parent_ptr, parent_edges, Dlu, piv, L, x, 0)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _solve_sym_3(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
-                 parent_ptr, parent_edges, Dlu, piv, L, x):
+def _solve_sym_3(ints, bounds, Dlu, piv, L, x):
+    order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr, \
+        parent_edges = _unpack(ints, bounds)                       # see _factor_0
     _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                       parent_ptr, parent_edges, Dlu, piv, L, x, 3)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _solve_sym_6(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
-                 parent_ptr, parent_edges, Dlu, piv, L, x):
+def _solve_sym_6(ints, bounds, Dlu, piv, L, x):
+    order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr, \
+        parent_edges = _unpack(ints, bounds)                       # see _factor_0
     _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                       parent_ptr, parent_edges, Dlu, piv, L, x, 6)
 
@@ -627,15 +650,15 @@ def use_supernodal(an, work) -> bool:
 
 
 def _kernel_for(an, work, symmetric) -> tuple:
-    """``(supernodal?, block kernel, its sym tuple)`` for a refactor, looked up once per
-    factorization and method (cached in its work buffers: a small refactor's Python overhead
-    is part of what it costs)."""
+    """``(supernodal?, block kernel, ints, bounds)`` (:func:`_pack`) for a refactor, looked up
+    once per factorization and method (cached in its work buffers: a small refactor's Python
+    overhead is part of what it costs)."""
     cache = work[2] if len(work) > 2 else {}
     key = ("kernel", bool(symmetric))
     hit = cache.get(key)
     if hit is None:
         hit = cache[key] = (bool(symmetric) and use_supernodal(an, work),
-                            _FACTOR[specialization(an)], _sym(an))
+                            _FACTOR[specialization(an)], *_pack(an))
     return hit
 
 
@@ -671,7 +694,31 @@ def _sym(an) -> tuple:
             an.sched_ptr, an.sched_ic2, an.sched_c1c2)
 
 
-#: ``gat`` for buffers loaded beforehand (:func:`_factor`)
+def _solve_arrays(an) -> tuple:
+    return (an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_parent, an.fe_child, an.fe_ptr,
+            an.child_ptr, an.parent_ptr, an.parent_edges)
+
+
+def _pack(an, arrays=_sym) -> tuple[np.ndarray, np.ndarray]:
+    """The analysis arrays of ``arrays(an)`` (:func:`_sym` or :func:`_solve_arrays`)
+    concatenated (int64) and the bounds of each: the form the kernels' Python entry points
+    take (:func:`_unpack`)."""
+    parts = arrays(an)
+    bounds = np.zeros(len(parts) + 1, dtype=np.int64)
+    bounds[1:] = np.cumsum([a.size for a in parts])
+    return np.concatenate([np.asarray(a, dtype=np.int64) for a in parts]), bounds
+
+
+def _packed_solve_arrays(an) -> tuple[np.ndarray, np.ndarray]:
+    """``_pack(an, _solve_arrays)``, made once per analysis (kept in its ``__dict__`` as
+    ``functools.cached_property`` keeps the analysis' own lazy views)."""
+    hit = an.__dict__.get("_compiled_solve_pack")
+    if hit is None:
+        hit = an.__dict__["_compiled_solve_pack"] = _pack(an, _solve_arrays)
+    return hit
+
+
+#: ``(values, lsrc, usrc)`` for buffers loaded beforehand (:func:`_factor`)
 _NO_GATHER = (np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64))
 
 _SOLVE_PAIR = {(6, 3): _solve_6_3, (6, 5): _solve_6_5, (3, 0): _solve_vec_3,
@@ -691,8 +738,8 @@ def factor(an, D, Dlu, piv, L, U, symmetric: bool, work=None, rtol: float = PIVO
                                                           rtol)
     else:
         status, scalings, updates, _ = _FACTOR[specialization(an)](
-            _sym(an), D, Dlu, piv, L, U, bool(symmetric), work[0], work[1], float(rtol), False,
-            _NO_GATHER)
+            *_pack(an), D, Dlu, piv, L, U, bool(symmetric), work[0], work[1], float(rtol), False,
+            *_NO_GATHER)
     return int(status), _counts(an, status, scalings, updates)
 
 
@@ -708,14 +755,14 @@ def refactor(an, values, gmap, D, Dlu, piv, L, U, symmetric: bool, work=None,
     of its own on success: every value enters some pivot block (LDU: ``D_i -= T D⁻¹ S``;
     LDLᵀ: the upper blocks through the symmetry sum), whose finiteness the factor checks."""
     work = work if work is not None else work_buffers(an)
-    supernodal_, kernel, sym = _kernel_for(an, work, symmetric)
+    supernodal_, kernel, ints, bounds = _kernel_for(an, work, symmetric)
     if supernodal_:
         status, scalings, updates, sq = _factor_supernodal(
             an, (values, gmap.lsrc, gmap.usrc), D, Dlu, piv, L, U, work, rtol)
     else:
         status, scalings, updates, sq = kernel(
-            sym, D, Dlu, piv, L, U, bool(symmetric), work[0], work[1], float(rtol), False,
-            (values, gmap.lsrc, gmap.usrc))
+            ints, bounds, D, Dlu, piv, L, U, bool(symmetric), work[0], work[1], float(rtol),
+            False, values, gmap.lsrc, gmap.usrc)
     ok = status < 0
     finite = (ok and math.isfinite(sq)) or _poison(values) == 0.0
     return int(status), _counts(an, status, scalings, updates), bool(finite), \
@@ -728,9 +775,8 @@ def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
         raise ValueError("x must be C-contiguous")
     spec = specialization(an)
     if symmetric and x.shape[1] == 1:
-        _SOLVE_SYM.get(spec, _solve_sym_0)(
-            an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_parent, an.fe_child, an.fe_ptr,
-            an.child_ptr, an.parent_ptr, an.parent_edges, Dlu, piv, L, x.reshape(-1))
+        _SOLVE_SYM.get(spec, _solve_sym_0)(*_packed_solve_arrays(an), Dlu, piv, L,
+                                           x.reshape(-1))
         return
     pair = _SOLVE_PAIR.get(spec) if not symmetric and x.shape[1] == 1 else None
     if pair is not None:
@@ -867,7 +913,7 @@ def fused_handle(an, gmap, D, Dlu, piv, L, U, work, implicit: bool = False) -> t
     if implicit and an.sched_ptr[-1] != 0:
         raise ValueError("an implicit-L factor needs an acyclic pattern (no fill updates)")
     bs, bs2 = specialization(an)
-    handle = (_sym(an), gmap.lsrc, gmap.usrc, D, Dlu, piv, L, U, w1, w2, float(PIVOT_RTOL),
+    handle = (*_pack(an), gmap.lsrc, gmap.usrc, D, Dlu, piv, L, U, w1, w2, float(PIVOT_RTOL),
               solve_sym,
               np.int64(100 * bs + bs2 + (1000 if implicit else 0)))
     return handle
@@ -880,11 +926,10 @@ def refactor_solve(handle, values, x):
     Returns -1 on success, -2 if ``values`` holds NaN or inf, else the position in the
     elimination order of the first singular pivot block (``x`` is then unchanged).
     """
-    sym, lsrc, usrc, D, Dlu, piv, L, U, w1, w2, rtol, ssym, kind = handle
+    ints, bounds, lsrc, usrc, D, Dlu, piv, L, U, w1, w2, rtol, ssym, kind = handle
     # The load is fused into the factor. Non-finite values need no separate pass: every value
     # block enters some pivot block (D_i -= T D_c⁻¹ S, with NaN/inf propagating), whose
     # finiteness the factor checks; a failed pivot is then told apart from non-finite input.
-    gat = (values, lsrc, usrc)
     implicit = kind >= 1000
     pair = kind % 1000
     # LDU: False, but as a runtime bool like Factorization's calls pass it; a literal False
@@ -892,14 +937,14 @@ def refactor_solve(handle, values, x):
     symmetric = kind < 0
     # the size-specialized kernels (separately compiled and cached), as :func:`factor` picks
     if pair == 605:
-        status, _, _, _ = _factor_6_5(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol,
-                                      implicit, gat)
+        status, _, _, _ = _factor_6_5(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2,
+                                      rtol, implicit, values, lsrc, usrc)
     elif pair == 603:
-        status, _, _, _ = _factor_6_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol,
-                                      implicit, gat)
+        status, _, _, _ = _factor_6_3(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2,
+                                      rtol, implicit, values, lsrc, usrc)
     else:
-        status, _, _, _ = _factor_0(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol,
-                                    implicit, gat)
+        status, _, _, _ = _factor_0(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2,
+                                    rtol, implicit, values, lsrc, usrc)
     if status >= 0:
         return -2 if _poison(values) != 0.0 else status
     order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr, \
