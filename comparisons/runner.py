@@ -101,12 +101,17 @@ def _gemm_kernel():
 def gemm_reference_gflops(nblocks: int = 2000, reps: int = 20, repeats: int = 5) -> float:
     """GFLOP/s of a numba loop of 6×6 block products (``C += A B``) on this machine: the
     ceiling the block kernels are measured against (achieved = analysis flops / time)."""
-    gemm_loop = _gemm_kernel()
+    return _loop_gflops(_gemm_kernel(), (nblocks, 6, 6), reps, repeats)
+
+
+def _loop_gflops(loop, shape, reps: int, repeats: int) -> float:
+    """GFLOP/s of ``loop(A, B, C, reps)`` over ``shape[0]`` 6×6 block products (random ``A``,
+    ``B`` of ``shape``), best of ``repeats``."""
     rng = np.random.default_rng(0)
-    A, B = rng.standard_normal((2, nblocks, 6, 6))
-    C = np.zeros((nblocks, 6, 6))
-    t = time_call(lambda: gemm_loop(A, B, C, reps), repeats, 1)
-    return 2 * 6**3 * nblocks * reps / t.best / 1e9
+    A, B = rng.standard_normal((2, *shape))
+    C = np.zeros(shape)
+    t = time_call(lambda: loop(A, B, C, reps), repeats, 1)
+    return 2 * 6**3 * (A.size // 36) * reps / t.best / 1e9
 
 
 def _simd_gemm_kernel():
@@ -128,12 +133,7 @@ def simd_gemm_gflops(nblocks: int = 2000, reps: int = 20, repeats: int = 5) -> f
     """GFLOP/s of the vectorized 6×6 block product of the kernels
     (:func:`graphsolve.kernels.simd.mm6_sub`) in the same loop as
     :func:`gemm_reference_gflops`: the ceiling once the block kernels use vector registers."""
-    loop = _simd_gemm_kernel()
-    rng = np.random.default_rng(0)
-    A, B = rng.standard_normal((2, nblocks * 36))
-    C = np.zeros(nblocks * 36)
-    t = time_call(lambda: loop(A, B, C, reps), repeats, 1)
-    return 2 * 6**3 * nblocks * reps / t.best / 1e9
+    return _loop_gflops(_simd_gemm_kernel(), (nblocks * 36,), reps, repeats)
 
 
 # ---------------------------------------------------------------------- suite runner

@@ -650,15 +650,15 @@ def use_supernodal(an, work) -> bool:
 
 
 def _kernel_for(an, work, symmetric) -> tuple:
-    """``(supernodal?, block kernel, ints, bounds)`` (:func:`_pack`) for a refactor, looked up
-    once per factorization and method (cached in its work buffers: a small refactor's Python
-    overhead is part of what it costs)."""
+    """``(supernodal?, block kernel)`` for a refactor, looked up once per factorization and
+    method (cached in its work buffers: a small refactor's Python overhead is part of what it
+    costs)."""
     cache = work[2] if len(work) > 2 else {}
     key = ("kernel", bool(symmetric))
     hit = cache.get(key)
     if hit is None:
         hit = cache[key] = (bool(symmetric) and use_supernodal(an, work),
-                            _FACTOR[specialization(an)], *_pack(an))
+                            _FACTOR[specialization(an)])
     return hit
 
 
@@ -702,19 +702,16 @@ def _solve_arrays(an) -> tuple:
 def _pack(an, arrays=_sym) -> tuple[np.ndarray, np.ndarray]:
     """The analysis arrays of ``arrays(an)`` (:func:`_sym` or :func:`_solve_arrays`)
     concatenated (int64) and the bounds of each: the form the kernels' Python entry points
-    take (:func:`_unpack`)."""
-    parts = arrays(an)
-    bounds = np.zeros(len(parts) + 1, dtype=np.int64)
-    bounds[1:] = np.cumsum([a.size for a in parts])
-    return np.concatenate([np.asarray(a, dtype=np.int64) for a in parts]), bounds
-
-
-def _packed_solve_arrays(an) -> tuple[np.ndarray, np.ndarray]:
-    """``_pack(an, _solve_arrays)``, made once per analysis (kept in its ``__dict__`` as
-    ``functools.cached_property`` keeps the analysis' own lazy views)."""
-    hit = an.__dict__.get("_compiled_solve_pack")
+    take (:func:`_unpack`). Made once per analysis and kept in its ``__dict__``, as
+    ``functools.cached_property`` keeps the analysis' own lazy views."""
+    key = "_compiled_pack_" + arrays.__name__
+    hit = an.__dict__.get(key)
     if hit is None:
-        hit = an.__dict__["_compiled_solve_pack"] = _pack(an, _solve_arrays)
+        parts = arrays(an)
+        bounds = np.zeros(len(parts) + 1, dtype=np.int64)
+        bounds[1:] = np.cumsum([a.size for a in parts])
+        hit = an.__dict__[key] = (
+            np.concatenate([np.asarray(a, dtype=np.int64) for a in parts]), bounds)
     return hit
 
 
@@ -755,7 +752,8 @@ def refactor(an, values, gmap, D, Dlu, piv, L, U, symmetric: bool, work=None,
     of its own on success: every value enters some pivot block (LDU: ``D_i -= T D⁻¹ S``;
     LDLᵀ: the upper blocks through the symmetry sum), whose finiteness the factor checks."""
     work = work if work is not None else work_buffers(an)
-    supernodal_, kernel, ints, bounds = _kernel_for(an, work, symmetric)
+    supernodal_, kernel = _kernel_for(an, work, symmetric)
+    ints, bounds = _pack(an)
     if supernodal_:
         status, scalings, updates, sq = _factor_supernodal(
             an, (values, gmap.lsrc, gmap.usrc), D, Dlu, piv, L, U, work, rtol)
@@ -775,7 +773,7 @@ def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
         raise ValueError("x must be C-contiguous")
     spec = specialization(an)
     if symmetric and x.shape[1] == 1:
-        _SOLVE_SYM.get(spec, _solve_sym_0)(*_packed_solve_arrays(an), Dlu, piv, L,
+        _SOLVE_SYM.get(spec, _solve_sym_0)(*_pack(an, _solve_arrays), Dlu, piv, L,
                                            x.reshape(-1))
         return
     pair = _SOLVE_PAIR.get(spec) if not symmetric and x.shape[1] == 1 else None
