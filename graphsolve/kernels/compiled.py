@@ -16,10 +16,12 @@ of them for a quasi-definite matrix) is factored ``M Δ Mᵀ`` without pivoting 
 
 Where the speed comes from (``python -m comparisons run``; see the README for numbers): the
 values are loaded inside the factor kernel, in one pass of straight copies over raw offsets
-(:func:`_gather`); products and triangular solves with six columns keep a row of the result in
-six scalars (:func:`_rows6`, :func:`_sweep_rows6`); kernels are compiled per block size (3, 6
-and the KKT pairs) and, for one right-hand side, per solve shape; LDLᵀ keeps ``L D`` of each
-pair so a fill update is one block product.
+(:func:`_gather`), or for an LDLᵀ tree of 6×6 blocks read where they are used
+(:func:`_factor_tree6`); uniform 6×6 blocks use the vectorized block operations of
+:mod:`graphsolve.kernels.simd`, and products and triangular solves with six columns elsewhere
+keep a row of the result in six scalars (:func:`_rows6`, :func:`_sweep_rows6`); kernels are
+compiled per block size (3, 6 and the KKT pairs) and, for one right-hand side, per solve shape;
+LDLᵀ keeps ``L D`` of each pair so a fill update is one block product.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep,
         for q in range(si * sc):
             S[q] = T[q]
     if FI == 6 and FC == 6 and symmetric and piv_c[0] < 0:  # all in registers (simd.py)
-        ldlt_pair6(T, 0, Di, 0, lu_c, 0)
+        ldlt_pair6(T, 0, T, 0, Di, 0, Di, 0, lu_c, 0)
         return
     if scale_t:                                             # w2 = (T D⁻¹)ᵀ = D⁻ᵀ Tᵀ
         for r in range(si):
@@ -228,6 +230,65 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _factor_tree6(sym, D, Dlu, piv, L, U, w2, rtol, gat):
+    """:func:`_factor` for LDLᵀ of uniform 6×6 blocks without update triples (trees, Alg. 1
+    of Brüdigam et al. 2023: zero fill), with the load fused into the elimination.
+
+    Instead of :func:`_gather`'s pass of copies, each pair step (:func:`.simd.ldlt_pair6`)
+    reads ``T`` and, for a node's first child, ``D_i`` straight from the matrix's ``values``
+    and writes ``L`` and the updated ``D_i``: no block is copied before it is used. The
+    elimination of a tree is a chain of dependent pivot factors, whose latency leaves the
+    load and store units idle, so these loads cost little inside it, while the separate pass
+    was a fifth of a path's refactor. The symmetry of ``values`` is checked as
+    :func:`_gather` does. A child with an indefinite pivot (LU, ``piv >= 0``) takes the
+    generic pair step on copied blocks. Same returns as :func:`_factor`."""
+    order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, _, _, _ = sym
+    values, lsrc, usrc = gat
+    sq = 0.0
+    n_scalings = 0
+    for k in range(order.size):
+        i = order[k]
+        a0 = 36 * i                                 # A_ii in values: diagonal blocks by node
+        d0 = d_ptr[i]
+        for r in range(6):
+            for c in range(r + 1, 6):
+                d = values[a0 + r * 6 + c] - values[a0 + c * 6 + r]
+                sq += d * d
+        src = values                                # where D_i stands before an update
+        s0 = a0
+        for e in range(child_ptr[k], child_ptr[k + 1]):
+            c1 = fe_child[e]
+            f0 = fe_ptr[e]
+            ls = lsrc[e]
+            us = usrc[e]
+            if us >= 0:                             # A_ci against A_icᵀ
+                for r in range(6):
+                    for q in range(6):
+                        t = values[ls + q * 6 + r] if ls >= 0 else 0.0
+                        d = values[us + r * 6 + q] - t
+                        sq += d * d
+            if ls >= 0 and piv[x_ptr[c1]] < 0:      # definite child pivot: all in registers
+                ldlt_pair6(values, ls, L, f0, src, s0, D, d0, Dlu, d_ptr[c1])
+            else:
+                for q in range(36):
+                    L[f0 + q] = values[ls + q] if ls >= 0 else 0.0
+                    D[d0 + q] = src[s0 + q]
+                _scale_pair_inline(L[f0:f0 + 36], U[f0:f0 + 36], D[d0:d0 + 36],
+                                   Dlu[d_ptr[c1]:d_ptr[c1] + 36], piv[x_ptr[c1]:x_ptr[c1 + 1]],
+                                   6, 6, True, w2, False, False, 6, 6)
+            src = D
+            s0 = d0
+            n_scalings += 1
+        if child_ptr[k] == child_ptr[k + 1]:        # a leaf: D_i = A_ii
+            for q in range(36):
+                D[d0 + q] = values[a0 + q]
+        if not _finish_pivot(D[d0:d0 + 36], Dlu[d0:d0 + 36], piv[x_ptr[i]:x_ptr[i + 1]], 6, True,
+                             rtol):
+            return k, n_scalings, 0, sq
+    return -1, n_scalings, 0, sq
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, implicit, gat):
     """:func:`_factor` for blocks of exactly two sizes ``BS`` > ``BS2`` (bodies and joints of a
     KKT matrix): pivots and body-joint pairs run fixed-size inlined copies, pairs of equal size
@@ -316,7 +377,10 @@ def _factor_3(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _factor_6(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, values,
               lsrc, usrc):
-    return _factor(_unpack(ints, bounds), D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6,
+    sym = _unpack(ints, bounds)
+    if symmetric and values.size > 0 and sym[7][sym[7].size - 1] == 0:     # no triples
+        return _factor_tree6(sym, D, Dlu, piv, L, U, w2, rtol, (values, lsrc, usrc))
+    return _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6,
                    implicit, (values, lsrc, usrc))
 
 

@@ -121,10 +121,11 @@ def _load_transposed(builder, B):
     return rows
 
 
-def _sub_product(builder, C, A, rows) -> None:
-    """``C -= A @ R`` with ``R``'s six rows in registers, ``A`` and ``C`` 6×6 in memory."""
+def _sub_product(builder, C, A, rows, src=None) -> None:
+    """``C -= A @ R`` with ``R``'s six rows in registers, ``A`` and ``C`` 6×6 in memory
+    (``C = S - A @ R`` with ``src`` = ``S``)."""
     for i in range(6):
-        acc = _load_row(builder, C, i)
+        acc = _load_row(builder, C if src is None else src, i)
         for t in range(6):
             acc = _sub_scaled(builder, acc, _scalar(builder, A, 6 * i + t), rows[t])
         _store_row(builder, C, i, acc)
@@ -173,27 +174,31 @@ def ldl_solve6(typingctx, f, fo, x, xo):
 
 
 @intrinsic
-def ldlt_pair6(typingctx, t, to, d, do, f, fo):
+def ldlt_pair6(typingctx, t, to, l, lo, ds, dso, d, do, f, fo):
     """One LDLᵀ pair of Brüdigam et al. (2023) Alg. 3 lines 18-20 for 6×6 blocks with a
-    definite child pivot: ``V = D_c⁻¹ Tᵀ``, ``D_i -= T V``, ``T <- Vᵀ = T D_c⁻¹``, where ``T``
-    (at ``to``) is the pair's block, ``D_i`` (at ``do``) the parent's pivot block and ``f`` (at
-    ``fo``) the ``M Δ Mᵀ`` factor of ``D_c``. The scalar form is the definite LDLᵀ branch of
-    ``compiled._scale_pair_py`` (transpose into ``w2``, ``_ldl_solve_left``, ``_sub_matmul``,
-    transpose back); here ``Tᵀ`` is gathered into registers and nothing passes through a work
-    buffer."""
-    _check(t, to, d, do, f, fo)
+    definite child pivot: ``V = D_c⁻¹ Tᵀ``, ``D_i = D_i' - T V``, ``L = Vᵀ = T D_c⁻¹``.
+
+    ``T`` is read at ``t[to]`` and ``L`` written at ``l[lo]``; ``D_i'`` is read at ``ds[dso]``
+    and the updated ``D_i`` written at ``d[do]``; ``f[fo]`` holds the ``M Δ Mᵀ`` factor of
+    ``D_c``. In place (``T`` and ``L``, ``D_i'`` and ``D_i`` the same blocks) this is the
+    definite LDLᵀ branch of ``compiled._scale_pair_py`` (transpose into ``w2``,
+    ``_ldl_solve_left``, ``_sub_matmul``, transpose back); apart, the tree kernel
+    (``compiled._factor_tree6``) reads ``T`` and ``D_i'`` straight from the matrix's values.
+    ``Tᵀ`` is gathered into registers and nothing passes through a work buffer; every read of
+    ``T`` and ``D_i'`` comes before the write of the same row, so the in-place form is safe."""
+    _check(t, to, l, lo, ds, dso, d, do, f, fo)
 
     def codegen(context, builder, signature, args):
-        T, D, F = (_base(context, builder, signature, args, k) for k in (0, 2, 4))
+        T, Lo, Ds, D, F = (_base(context, builder, signature, args, k) for k in (0, 2, 4, 6, 8))
         rows = _ldl_sweeps(builder, F, _load_transposed(builder, T))    # V = D_c⁻¹ Tᵀ
-        _sub_product(builder, D, T, rows)           # D_i -= T V (T not yet overwritten)
-        for c in range(6):                          # T <- Vᵀ
+        _sub_product(builder, D, T, rows, src=Ds)   # D_i = D_i' - T V (T not yet overwritten)
+        for c in range(6):                          # L <- Vᵀ
             for r in range(6):
                 h, q = (0, r) if r < 4 else (1, r - 4)
                 v = builder.extract_element(rows[c][h], ir.Constant(_I32, q))
-                builder.store(v, _ptr(builder, T, 6 * r + c, None), align=8)
+                builder.store(v, _ptr(builder, Lo, 6 * r + c, None), align=8)
         return context.get_dummy_value()
-    return types.void(t, to, d, do, f, fo), codegen
+    return types.void(t, to, l, lo, ds, dso, d, do, f, fo), codegen
 
 
 def _load_vec6(builder, base):

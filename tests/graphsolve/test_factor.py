@@ -636,13 +636,15 @@ def test_singular_nonzero_pivot_block_natural(backend):
 
 
 @EXPECTS_SINGULAR
-def test_singular_schur_complement_pivot(backend):
-    """The pivot of node 2 becomes singular (rank one, not zero) only after the update from
-    its child 1: with natural order D0 = I, D1 = 2I - I = I, D2 = diag(2, 1) - I = diag(1, 0)."""
-    eye = np.eye(2)
-    A = gs.BlockMatrix.from_blocks(gen.path(3), [eye, 2 * eye, np.diag([2.0, 1.0])],
+@pytest.mark.parametrize("size", [2, 6])
+def test_singular_schur_complement_pivot(backend, size):
+    """The pivot of node 2 becomes singular (rank one less, not zero) only after the update
+    from its child 1: with natural order D0 = I, D1 = 2I - I = I, D2 = diag(2, .., 2, 1) - I
+    = diag(1, .., 1, 0). (6×6: the compiled tree kernel.)"""
+    eye = np.eye(size)
+    A = gs.BlockMatrix.from_blocks(gen.path(3), [eye, 2 * eye, np.diag([2.0] * (size - 1) + [1.0])],
                                    {(0, 1): eye, (1, 2): eye})
-    assert np.linalg.matrix_rank(A.to_dense()) == 5
+    assert np.linalg.matrix_rank(A.to_dense()) == 3 * size - 1
     with pytest.raises(gs.SingularBlockError) as info:
         gs.factorize(A, ordering="natural", backend=backend)
     assert info.value.node == 2
@@ -933,12 +935,16 @@ def _every_block(A: gs.BlockMatrix):
     yield from (tuple(int(v) for v in e) for e in A.edges)
 
 
+@pytest.mark.parametrize(("family", "block_size"), [("ladder", 3), ("tree", 6)])
 @pytest.mark.parametrize("method", ["ldlt", "ldu"])
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
-def test_refactor_names_any_non_finite_block(backend, method, bad):
+def test_refactor_names_any_non_finite_block(backend, method, bad, family, block_size):
     """Every value enters the factor (or, for LDLᵀ, the symmetry comparison): a NaN or inf
-    in any block, diagonal, lower, upper, tree edge or cycle edge, is reported as such."""
-    A = gs.random_block_matrix(gen.ladder(6), "spd", block_size=3, seed=1)
+    in any block, diagonal, lower, upper, tree edge or cycle edge, is reported as such.
+    (LDLᵀ of 6×6 blocks on a tree: the compiled tree kernel, which reads the values where it
+    uses them.)"""
+    G = gen.ladder(6) if family == "ladder" else gen.random_tree(9, seed=2)
+    A = gs.random_block_matrix(G, "spd", block_size=block_size, seed=1)
     F = gs.factorize(A, method=method, backend=backend)
     for blk in _every_block(A):
         B = A.copy()
@@ -953,12 +959,14 @@ def re_block(blk) -> str:
     return rf"\({blk[0]}, {blk[1]}\)"
 
 
+@pytest.mark.parametrize("block_size", [2, 6])
 @pytest.mark.parametrize("family", ["path9", "ladder12", "net4"])
-def test_ldlt_asymmetry_in_any_off_diagonal_block_is_refused(backend, family):
+def test_ldlt_asymmetry_in_any_off_diagonal_block_is_refused(backend, family, block_size):
     """The fused symmetry check compares every upper block with its lower partner, on tree
     edges and on edges that get fill updates before they are scaled; assembly round-off
-    (1e-15 relative) passes."""
-    A = gs.random_block_matrix(FAMILIES[family](), "spd", block_size=2, seed=3)
+    (1e-15 relative) passes. (6×6 blocks on a path: the compiled tree kernel, which checks
+    while it eliminates.)"""
+    A = gs.random_block_matrix(FAMILIES[family](), "spd", block_size=block_size, seed=3)
     F = gs.factorize(A, method="ldlt", backend=backend)
     for blk in _every_block(A):
         if blk[0] == blk[1]:
@@ -975,22 +983,26 @@ def test_ldlt_asymmetry_in_any_off_diagonal_block_is_refused(backend, family):
         F.refactor(B)
 
 
-def test_ldlt_indefinite_pivot_blocks_fall_back_to_lu(backend):
+@pytest.mark.parametrize(("family", "size"), [("ladder", 2), ("tree", 6)])
+def test_ldlt_indefinite_pivot_blocks_fall_back_to_lu(backend, family, size):
     """Symmetric indefinite (non-quasi-definite) pivot blocks such as [[0, 1], [1, 0]] have no
     LDLᵀ without pivoting: the compiled kernel uses its definite fast path (``piv = -1``) only
-    for definite blocks and LU with partial pivoting for the others; both solve exactly."""
-    G = gen.ladder(8)
+    for definite blocks and LU with partial pivoting for the others; both solve exactly.
+    (6×6 blocks on a tree: the compiled tree kernel's fallback to the generic pair step.)"""
+    G = gen.ladder(8) if family == "ladder" else gen.random_tree(12, seed=4)
     rng = np.random.default_rng(5)
-    diag = {v: np.array([[0.0, 4.0], [4.0, 0.0]]) if v % 2 else 6 * np.eye(2) for v in G}
-    off = {e: 0.3 * rng.standard_normal((2, 2)) for e in G.edges}
+    swap = np.kron(np.array([[0.0, 4.0], [4.0, 0.0]]), np.eye(size // 2))
+    diag = {v: swap if v % 2 else 6 * np.eye(size) for v in G}
+    off = {e: 0.3 * rng.standard_normal((size, size)) for e in G.edges}
     A = gs.BlockMatrix.from_blocks(G, diag, off)
-    F = gs.factorize(A, method="ldlt", ordering="natural", backend=backend)
+    ordering = "natural" if family == "ladder" else "brudigam"  # a tree: no fill
+    F = gs.factorize(A, method="ldlt", ordering=ordering, backend=backend)
     b = rhs(A.shape[0], 1)
     assert rel_error(F.solve(b), oracle_solve(A.to_scipy(), b)) < ORACLE_TOL
     if backend == "compiled":
         an = F.analysis
         first = F._piv[an.x_ptr[:-1]]
-        eig = [np.linalg.eigvalsh(F.D.toarray()[s:s + 2, s:s + 2])
+        eig = [np.linalg.eigvalsh(F.D.toarray()[s:s + size, s:s + size])
                for s in F._permuted_offsets()]
         definite = [bool(np.all(w > 0) or np.all(w < 0)) for w in eig]
         assert (first < 0).tolist() == definite

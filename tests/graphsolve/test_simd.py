@@ -37,8 +37,8 @@ def _solve(f, fo, x, xo):
 
 
 @njit(cache=False)
-def _pair(t, to, d, do, f, fo):
-    ldlt_pair6(t, to, d, do, f, fo)
+def _pair(t, to, l, lo, ds, dso, d, do, f, fo):
+    ldlt_pair6(t, to, l, lo, ds, dso, d, do, f, fo)
 
 
 @njit(cache=False)
@@ -118,21 +118,28 @@ def test_ldl_solve6_matches_numpy_and_the_scalar_loop(seed, sign, fo, xo):
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), sign=st.sampled_from([1.0, -1.0]))
-def test_ldlt_pair6_is_one_elimination_step(seed, sign):
-    """T <- T D_c⁻¹ and D_i <- D_i - T D_c⁻¹ Tᵀ (Brüdigam 2023, Alg. 3 lines 18-20)."""
+@given(seed=st.integers(0, 2**32 - 1), sign=st.sampled_from([1.0, -1.0]),
+       in_place=st.booleans())
+def test_ldlt_pair6_is_one_elimination_step(seed, sign, in_place):
+    """L = T D_c⁻¹ and D_i = D_i' - T D_c⁻¹ Tᵀ (Brüdigam 2023, Alg. 3 lines 18-20), in place
+    (the pair step of the block kernel) and from separate sources (the tree kernel, which
+    reads T and D_i' from the matrix's values and leaves them untouched)."""
     rng = np.random.default_rng(seed)
     dc = _definite(rng, sign)
     t = rng.standard_normal((6, 6))
     di = rng.standard_normal((6, 6))
-    buf_t = np.concatenate([rng.standard_normal(5), t.ravel()])
-    buf_d = np.concatenate([rng.standard_normal(3), di.ravel()])
+    src = np.concatenate([rng.standard_normal(5), t.ravel(), di.ravel(), rng.standard_normal(2)])
+    before = src.copy()
+    out = src if in_place else rng.standard_normal(80)
     f = _factor(dc)
-    _pair(buf_t, 5, buf_d, 3, f, 0)
-    np.testing.assert_allclose(buf_t[5:].reshape(6, 6), np.linalg.solve(dc, t.T).T,
+    lo, do = (5, 41) if in_place else (7, 43)
+    _pair(src, 5, out, lo, src, 41, out, do, f, 0)
+    np.testing.assert_allclose(out[lo:lo + 36].reshape(6, 6), np.linalg.solve(dc, t.T).T,
                                rtol=1e-9, atol=1e-10)
-    np.testing.assert_allclose(buf_d[3:].reshape(6, 6), di - t @ np.linalg.solve(dc, t.T),
+    np.testing.assert_allclose(out[do:do + 36].reshape(6, 6), di - t @ np.linalg.solve(dc, t.T),
                                rtol=1e-9, atol=1e-9)
+    if not in_place:
+        np.testing.assert_array_equal(src, before)
 
 
 @settings(max_examples=40, deadline=None)
@@ -159,7 +166,7 @@ def test_non_finite_values_propagate():
     t = rng.standard_normal(36)
     t[8] = np.nan
     d = rng.standard_normal(36)
-    _pair(t, 0, d, 0, f, 0)
+    _pair(t, 0, t, 0, d, 0, d, 0, f, 0)
     assert np.isnan(d).any() and np.isnan(t).any()
     c = np.zeros(36)
     b = np.eye(6).ravel().copy()
