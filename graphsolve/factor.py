@@ -176,12 +176,10 @@ class Factorization:
             raise ShapeError(f"b has shape {b.shape}; expected ({N},) or ({N}, k)")
         x = b.copy() if b.dtype == np.float64 else np.array(
             b, dtype=np.result_type(b.dtype, np.float64), order="C", copy=True)
-        x2 = x.reshape(N, -1)
-        if not self._kernel.all_finite(x2):
+        if not self._kernel.solve(self.analysis, self._Dlu, self._piv, self._L, self._U, x,
+                                  self.method == "ldlt"):
             raise NonFiniteError(f"b contains NaN or inf (first at index "
                                  f"{np.argwhere(~np.isfinite(b))[0].tolist()})")
-        self._kernel.solve(self.analysis, self._Dlu, self._piv, self._L, self._U, x2,
-                           self.method == "ldlt")
         return x
 
     __call__ = solve

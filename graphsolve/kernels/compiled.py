@@ -585,26 +585,35 @@ def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, c
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _solve_sym_0(ints, bounds, Dlu, piv, L, x):
+    if _poison(x) != 0.0:                           # NaN or inf in x: not solved
+        return False
     order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr, \
         parent_edges = _unpack(ints, bounds)                       # see _factor_0
     _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                       parent_ptr, parent_edges, Dlu, piv, L, x, 0)
+    return True
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _solve_sym_3(ints, bounds, Dlu, piv, L, x):
+    if _poison(x) != 0.0:                           # NaN or inf in x: not solved
+        return False
     order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr, \
         parent_edges = _unpack(ints, bounds)                       # see _factor_0
     _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                       parent_ptr, parent_edges, Dlu, piv, L, x, 3)
+    return True
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _solve_sym_6(ints, bounds, Dlu, piv, L, x):
+    if _poison(x) != 0.0:                           # NaN or inf in x: not solved
+        return False
     order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr, \
         parent_edges = _unpack(ints, bounds)                       # see _factor_0
     _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                       parent_ptr, parent_edges, Dlu, piv, L, x, 6)
+    return True
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -714,15 +723,15 @@ def use_supernodal(an, work) -> bool:
 
 
 def _kernel_for(an, work, symmetric) -> tuple:
-    """``(supernodal?, block kernel)`` for a refactor, looked up once per factorization and
-    method (cached in its work buffers: a small refactor's Python overhead is part of what it
-    costs)."""
+    """``(supernodal?, block kernel, packed analysis arrays, block counts of a complete
+    factorization)`` for a refactor, looked up once per factorization and method (cached in
+    its work buffers: a small refactor's Python overhead is part of what it costs)."""
     cache = work[2] if len(work) > 2 else {}
     key = ("kernel", bool(symmetric))
     hit = cache.get(key)
     if hit is None:
         hit = cache[key] = (bool(symmetric) and use_supernodal(an, work),
-                            _FACTOR[specialization(an)])
+                            _FACTOR[specialization(an)], *_pack(an), {})
     return hit
 
 
@@ -816,8 +825,7 @@ def refactor(an, values, gmap, D, Dlu, piv, L, U, symmetric: bool, work=None,
     of its own on success: every value enters some pivot block (LDU: ``D_i -= T D⁻¹ S``;
     LDLᵀ: the upper blocks through the symmetry sum), whose finiteness the factor checks."""
     work = work if work is not None else work_buffers(an)
-    supernodal_, kernel = _kernel_for(an, work, symmetric)
-    ints, bounds = _pack(an)
+    supernodal_, kernel, ints, bounds, done = _kernel_for(an, work, symmetric)
     if supernodal_:
         status, scalings, updates, sq = _factor_supernodal(
             an, (values, gmap.lsrc, gmap.usrc), D, Dlu, piv, L, U, work, rtol)
@@ -827,29 +835,48 @@ def refactor(an, values, gmap, D, Dlu, piv, L, U, symmetric: bool, work=None,
             False, values, gmap.lsrc, gmap.usrc)
     ok = status < 0
     finite = (ok and math.isfinite(sq)) or _poison(values) == 0.0
-    return int(status), _counts(an, status, scalings, updates), bool(finite), \
-        bool(ok and sq == 0.0)
+    counts = done                               # a complete run: built once, then reused
+    if not ok:
+        counts = _counts(an, status, scalings, updates)
+    elif done.get("scalings") != scalings or done.get("updates") != updates:
+        done.update(_counts(an, status, scalings, updates))
+    return int(status), counts, bool(finite), bool(ok and sq == 0.0)
 
 
-def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
-    """Compiled :func:`graphsolve.kernels.reference.solve`; ``x`` C-contiguous ``(N, k)``."""
+def _solve_sym_plan(an) -> tuple:
+    """``(kernel, ints, bounds)`` of an LDLᵀ solve with one right-hand side, made once per
+    analysis (kept like :func:`_pack`'s arrays)."""
+    hit = an.__dict__.get("_compiled_solve_sym")
+    if hit is None:
+        hit = an.__dict__["_compiled_solve_sym"] = (
+            _SOLVE_SYM.get(specialization(an), _solve_sym_0), *_pack(an, _solve_arrays))
+    return hit
+
+
+def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> bool:
+    """Compiled :func:`graphsolve.kernels.reference.solve` (same contract); ``x``
+    C-contiguous. An LDLᵀ solve with one right-hand side checks ``x`` inside its kernel
+    (:func:`_poison`), in the same call as the solve."""
     if not x.flags.c_contiguous:
         raise ValueError("x must be C-contiguous")
+    one = x.ndim == 1 or x.shape[1] == 1
+    if symmetric and one:
+        kernel, ints, bounds = _solve_sym_plan(an)
+        return kernel(ints, bounds, Dlu, piv, L, x if x.ndim == 1 else x.reshape(-1))
     spec = specialization(an)
-    if symmetric and x.shape[1] == 1:
-        _SOLVE_SYM.get(spec, _solve_sym_0)(*_pack(an, _solve_arrays), Dlu, piv, L,
-                                           x.reshape(-1))
-        return
-    pair = _SOLVE_PAIR.get(spec) if not symmetric and x.shape[1] == 1 else None
+    if not all_finite(x):
+        return False
+    pair = _SOLVE_PAIR.get(spec) if not symmetric and one else None
     if pair is not None:
         pair(an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_parent, an.fe_child,
              an.fe_ptr, an.child_ptr, an.parent_ptr, an.parent_edges, Dlu, piv, L, U,
              x.reshape(-1))
-        return
+        return True
     _SOLVE_UNIFORM.get(spec, _solve)(
         an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_parent, an.fe_child, an.fe_ptr,
         an.child_ptr, an.parent_ptr, an.parent_edges, Dlu, piv, L, U, x.reshape(-1),
-        x.shape[1], bool(symmetric))
+        1 if one else x.shape[1], bool(symmetric))
+    return True
 
 
 # ---------------------------------------------------------------------- batched kernels

@@ -117,10 +117,14 @@ def factor(an, D, Dlu, piv, L, U, symmetric: bool, work=None, rtol: float = PIVO
     return -1, counts
 
 
-def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
+def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> bool:
     """In-place block back-substitution (Brüdigam et al. 2023, Alg. 4) on ``x`` of shape
-    ``(N, k)`` in node numbering: forward with ``L`` over children, block solves with ``D``, and
-    backward with ``U`` (``Lᵀ`` when ``symmetric``) over all parents."""
+    ``(N,)`` or ``(N, k)`` in node numbering: forward with ``L`` over children, block solves
+    with ``D``, and backward with ``U`` (``Lᵀ`` when ``symmetric``) over all parents. Returns
+    ``False``, with ``x`` untouched, if ``x`` holds NaN or inf (the caller raises), else
+    ``True``."""
+    if not all_finite(x):
+        return False
     s = an.block_sizes
     order, x_ptr, fe_ptr = an.order, an.x_ptr, an.fe_ptr
     for k, i in enumerate(order):                    # lines 1-6
@@ -140,6 +144,7 @@ def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
             Uip = (_blk(L, fe_ptr, e, s[p], si).T if symmetric
                    else _blk(U, fe_ptr, e, si, s[p]))
             xi -= Uip @ x[x_ptr[p]:x_ptr[p + 1]]
+    return True
 
 
 def factor_batch(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[np.ndarray, dict]:
