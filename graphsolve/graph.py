@@ -69,7 +69,11 @@ def resolve_block_sizes(
     ShapeError
         If a size is not a positive integer or a sequence has the wrong length.
     """
-    n = check_graph(G)
+    return _resolve_block_sizes(G, check_graph(G), block_sizes, default)
+
+
+def _resolve_block_sizes(G: nx.Graph, n: int, block_sizes, default: int = 1) -> np.ndarray:
+    """:func:`resolve_block_sizes` of a graph already checked (``n`` nodes)."""
     if block_sizes is None:
         sizes = np.full(n, default, dtype=np.int64)
     elif np.isscalar(block_sizes):

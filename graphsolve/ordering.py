@@ -25,7 +25,7 @@ import numpy as np
 from scipy.sparse import csgraph, csr_array
 
 from .errors import GraphError
-from .graph import block_offsets, check_graph, resolve_block_sizes, zero_diagonal_nodes
+from .graph import _resolve_block_sizes, block_offsets, check_graph, zero_diagonal_nodes
 from .symbolic import csr_adjacency, dfs_orders, factor_pattern, minimum_degree, update_schedule
 
 __all__ = ["Analysis", "analyze", "ORDERINGS"]
@@ -304,15 +304,11 @@ def _dfs_roots(n, indptr, indices, root, zero) -> np.ndarray:
         csr_array((np.ones(indices.size), indices, indptr), shape=(n, n)), directed=False)
     nonzero = np.ones(n, bool)
     nonzero[list(zero)] = False
-    roots = np.full(ncomp, -1, np.int64)
-    first = np.full(ncomp, -1, np.int64)
-    for v in range(n):                      # smallest node, then smallest nonzero-diagonal
-        c = labels[v]
-        if first[c] < 0:
-            first[c] = v
-        if roots[c] < 0 and nonzero[v]:
-            roots[c] = v
-    roots = np.where(roots < 0, first, roots)
+    first = np.unique(labels, return_index=True)[1]         # smallest node per component
+    roots = first.copy()                                    # ... unless one has a nonzero
+    cand = np.flatnonzero(nonzero)                          # diagonal: the smallest such
+    comp, at = np.unique(labels[cand], return_index=True)
+    roots[comp] = cand[at]
     if root is not None:
         roots[labels[root]] = root
     return roots[np.argsort(first)]
@@ -379,13 +375,15 @@ def _defer_zero_pivots(indptr, indices, order, zero: frozenset[int], always: boo
 def _minimum_degree(indptr, indices, sizes: np.ndarray, zero: frozenset[int]) -> np.ndarray:
     """Greedy minimum (scalar) degree on the block elimination graph, ties by node id.
 
-    Zero-diagonal nodes become eligible only once all their original neighbours are eliminated.
-    The readable reference of :func:`graphsolve.symbolic.minimum_degree` (compiled, 25-40×
-    faster, the one ``analyze`` runs); a test checks that both give the same order.
+    Zero-diagonal nodes become eligible only once all their original neighbours with a nonzero
+    diagonal are eliminated (two adjacent zero-diagonal nodes waiting for each other would
+    never become eligible). The readable reference of
+    :func:`graphsolve.symbolic.minimum_degree` (compiled, 25-40× faster, the one ``analyze``
+    runs); a test checks that both give the same order.
     """
     n = indptr.size - 1
     adj = {v: set(indices[indptr[v]:indptr[v + 1]].tolist()) for v in range(n)}
-    pending = {v: len(adj[v]) for v in zero}
+    pending = {v: len(adj[v] - zero) for v in zero}
     deg = {v: int(sum(sizes[u] for u in adj[v])) for v in adj}
     heap = [(deg[v], v) for v in adj if pending.get(v, 0) == 0]
     heapq.heapify(heap)
@@ -401,7 +399,7 @@ def _minimum_degree(indptr, indices, sizes: np.ndarray, zero: frozenset[int]) ->
         for u in nbrs:
             adj[u].discard(v)
             adj[u] |= nbrs - {u}
-        for u in indices[indptr[v]:indptr[v + 1]].tolist():
+        for u in indices[indptr[v]:indptr[v + 1]].tolist() if v not in zero else ():
             if u in pending and u not in done:
                 pending[u] -= 1
         for u in nbrs:
@@ -465,21 +463,28 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "brudigam", root: int | None
         G = G_or_A.graph
         if block_sizes is None:
             block_sizes = G_or_A.block_sizes
-        if zero_diagonal is None:
-            zero_diagonal = zero_diagonal_nodes(G) | G_or_A.zero_diagonal()  # current values
-        edges = G_or_A.edges[G_or_A.edges[:, 0] < G_or_A.edges[:, 1]]
+        if zero_diagonal is None:                  # current values (roles included)
+            zero_diagonal = frozenset(G.graph.get("zero_diagonal", ())) | \
+                G_or_A.zero_diagonal()
+        directed = G_or_A.edges                     # both directions, sorted: CSR order
+        edges = directed[directed[:, 0] < directed[:, 1]]
     else:
         G = G_or_A
-        edges = None
+        edges = directed = None
     n = check_graph(G)
-    sizes = resolve_block_sizes(G, block_sizes)
+    sizes = _resolve_block_sizes(G, n, block_sizes)
     zero = frozenset(zero_diagonal_nodes(G) if zero_diagonal is None else zero_diagonal)
     if root is not None and root not in G:
         raise GraphError(f"root {root!r} is not a node of the graph")
     if edges is None:
         edges = np.array(sorted((min(u, v), max(u, v)) for u, v in G.edges),
                          dtype=np.int64).reshape(-1, 2)
-    indptr, indices = csr_adjacency(n, edges)
+    if directed is not None and directed.shape[0] == 2 * edges.shape[0]:
+        indptr = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(directed[:, 0], minlength=n), out=indptr[1:])
+        indices = np.ascontiguousarray(directed[:, 1])
+    else:
+        indptr, indices = csr_adjacency(n, edges)
     deferred: list[int] = []
     if isinstance(ordering, str):
         name = ordering

@@ -184,7 +184,7 @@ def minimum_degree(indptr, indices, sizes, zero):
     """Greedy minimum degree on the block elimination graph: repeatedly eliminate the eligible
     node whose neighbours have the fewest scalar rows (``sizes`` summed), ties by smallest
     id, and join its neighbours into a clique. A ``zero`` (zero-diagonal) node is eligible once
-    all its original neighbours are eliminated. Returns the order.
+    all its original neighbours with a nonzero diagonal are eliminated. Returns the order.
 
     The same rule as :func:`graphsolve.ordering._minimum_degree` (the readable reference, sets
     and a heap), compiled: the neighbour lists live in one pool (a list that outgrows its slot
@@ -200,7 +200,12 @@ def minimum_degree(indptr, indices, sizes, zero):
     top = indices.size
     mark = np.full(n, -1, np.int64)
     done = np.zeros(n, np.bool_)
-    pending = np.where(zero, length, 0)
+    pending = np.zeros(n, np.int64)             # a zero node's nonzero-diagonal neighbours
+    for v in range(n):
+        if zero[v]:
+            for q in range(indptr[v], indptr[v + 1]):
+                if not zero[indices[q]]:
+                    pending[v] += 1
     deg = np.zeros(n, np.int64)
     for v in range(n):
         for q in range(start[v], start[v] + length[v]):
@@ -241,10 +246,11 @@ def minimum_degree(indptr, indices, sizes, zero):
             pool[start[u]:start[u] + k] = merged[:k]
             length[u] = k
             deg[u] = du
-        for q in range(indptr[v], indptr[v + 1]):
-            u = indices[q]
-            if pending[u] > 0 and not done[u]:
-                pending[u] -= 1
+        if not zero[v]:
+            for q in range(indptr[v], indptr[v + 1]):
+                u = indices[q]
+                if pending[u] > 0 and not done[u]:
+                    pending[u] -= 1
         for a in range(m):
             u = nbrs[a]
             if pending[u] == 0:

@@ -396,6 +396,22 @@ def test_compiled_minimum_degree_equals_the_reference(n, extra, seed, data):
     mask[list(zero)] = True
     expected = _minimum_degree(indptr, indices, sizes, frozenset(zero))
     np.testing.assert_array_equal(minimum_degree(indptr, indices, sizes, mask), expected)
+    # every node, also zero-diagonal nodes whose neighbours all have zero diagonals
+    np.testing.assert_array_equal(np.sort(expected), np.arange(n))
+
+
+@pytest.mark.parametrize("ordering", NAMED)
+def test_adjacent_zero_diagonal_blocks_are_a_singular_pivot_not_a_crash(ordering):
+    """Two adjacent zero diagonal blocks (no nonzero-diagonal neighbour to fill them): every
+    ordering eliminates all nodes and the factorization names a singular pivot."""
+    G = gen.path(4)
+    A = gs.BlockMatrix.from_blocks(G, [np.eye(2), np.zeros((2, 2)), np.zeros((2, 2)),
+                                       np.eye(2)],
+                                   {(0, 1): np.eye(2), (1, 2): np.eye(2), (2, 3): np.eye(2)})
+    an = gs.analyze(A, ordering)
+    np.testing.assert_array_equal(np.sort(an.order), np.arange(4))
+    with pytest.raises(gs.SingularBlockError, match="node"):
+        gs.factorize(A, analysis=an)
 
 
 @pytest.mark.parametrize("make", [lambda: gen.net(6), lambda: gen.crystal(3)],
@@ -809,3 +825,31 @@ def test_analysis_graph_frozen_and_independent_of_input():
     assert not an.graph.has_edge(0, 5)
     assert an.fill_blocks == fill
     assert {frozenset(e) for e in an.graph.edges} == {frozenset(e) for e in gen.ladder(6).edges}
+
+
+@given(n=st.integers(1, 40), extra=st.integers(0, 12), comps=st.integers(1, 4),
+       seed=st.integers(0, 10_000), ordering=st.sampled_from(NAMED))
+@FAST
+def test_matrix_analysis_equals_graph_analysis(n, extra, comps, seed, ordering):
+    """``analyze(A)`` reads the matrix's adjacency and zero diagonal blocks directly; it must
+    equal the analysis of ``A``'s graph given the same sizes and zero-diagonal nodes (forests
+    with isolated nodes, cycles, zero pivots that get deferred)."""
+    comps = min(comps, n)
+    sizes_c = [n // comps + (1 if i < n % comps else 0) for i in range(comps)]
+    extra = min(extra, sum(s * (s - 1) // 2 for s in sizes_c) - (n - comps))
+    G = gen.random_graph(n, extra_edges=extra, seed=seed, components=comps)
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 4, n)
+    A = gs.BlockMatrix(G, sizes, rng.standard_normal(
+        int(gs.BlockMatrix(G, sizes).edge_ptr[-1])))
+    for v in rng.choice(n, size=n // 4, replace=False):        # zero diagonal blocks
+        A.data[A.diag_ptr[v]:A.diag_ptr[v + 1]] = 0.0
+    zero = A.zero_diagonal()
+    a = gs.analyze(A, ordering)
+    b = gs.analyze(G, ordering, block_sizes=sizes, zero_diagonal=zero)
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, np.ndarray):
+            np.testing.assert_array_equal(x, y, err_msg=f.name)
+        else:
+            assert x == y, f.name
