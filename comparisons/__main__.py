@@ -18,7 +18,8 @@ from .suite import SUITES
 def _list(_args) -> int:
     for s in SUITES.values():
         print(f"suite {s.name}: {s.description}; kinds {', '.join(s.kinds)}; "
-              f"repeats {s.repeats}")
+              f"repeats {s.repeats}" + (f" over >= {s.min_case_s} s per case"
+                                        if s.min_case_s else ""))
         for fam, sizes in s.sizes.items():
             print(f"    {fam:<12} sizes {', '.join(map(str, sizes))}")
         print(f"    solvers: {', '.join(s.solvers)}")
@@ -32,7 +33,7 @@ def _run(args) -> int:
     suite = SUITES[args.suite]
     t0 = time.perf_counter()
     rows = run(suite, families=args.families, sizes=args.sizes, kinds=args.kinds,
-               solvers=args.solvers, repeats=args.repeats)
+               solvers=args.solvers, repeats=args.repeats, min_case_s=args.min_case_time)
     out = Path(args.out or f"results/{suite.name}.csv")
     from threadpoolctl import threadpool_limits
 
@@ -225,6 +226,9 @@ def main(argv=None) -> int:
     r.add_argument("--kinds", nargs="+", choices=("spd", "unsymmetric", "kkt"))
     r.add_argument("--solvers", nargs="+", metavar="SOLVER", help=f"from {sorted(SOLVERS)}")
     r.add_argument("--repeats", type=int)
+    r.add_argument("--min-case-time", type=float, metavar="SECONDS",
+                   help="spread each case's timed rounds over at least this long (default: "
+                        "the suite's)")
     r.add_argument("--out", help="CSV path (default results/SUITE.csv)")
     bt = sub.add_parser("batch", help="batched factorization vs a loop of single ones")
     bt.add_argument("--repeats", type=int)

@@ -79,7 +79,9 @@ def make_paper_case(family: str, size: int, kind: str = "paper", seed: int = 0) 
 
 @dataclass(frozen=True)
 class Suite:
-    """Families with their sizes, the kinds to run, the solvers, and repetitions."""
+    """Families with their sizes, the kinds to run, the solvers, and repetitions (at least
+    ``repeats`` timed rounds per case, spread over at least ``min_case_s`` seconds: see
+    :func:`comparisons.runner.bench_case`)."""
 
     name: str
     sizes: dict[str, tuple[int, ...]]
@@ -89,6 +91,7 @@ class Suite:
     description: str = ""
     skip: frozenset[tuple[str, str]] = field(default_factory=frozenset)  # (family, kind)
     make_case: Callable[..., Case] = make_case
+    min_case_s: float = 0.0
 
     def cases(self, families=None, sizes=None, kinds=None) -> Iterator[tuple[str, int, str]]:
         """``(family, size, kind)`` triples, optionally restricted."""
@@ -122,7 +125,7 @@ SUITES = {
         kinds=("spd", "unsymmetric", "kkt"),
         solvers=GRAPHSOLVE[:2] + ("graphsolve-dfs-compiled", "graphsolve-natural-compiled")
         + PEERS, repeats=7, description="corrected benchmark at the target sizes",
-        skip=NO_KKT_CRYSTAL),
+        skip=NO_KKT_CRYSTAL, min_case_s=0.5),
     "paper": Suite(
         "paper",
         sizes={"ladder": tuple(range(1, 152)), "net": tuple(range(1, 19)),

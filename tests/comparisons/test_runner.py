@@ -78,3 +78,21 @@ def test_bench_case_interleaves_solvers_and_keeps_row_order():
     assert solvers[0].analyses == solvers[0].factors == 1 + 3     # warm-up + repeats
     assert solvers[1].analyses == solvers[1].factors == 0         # skipped: never called
     assert bench_solver(FakeSolver("c", []), None, repeats=2)["repeats"] == 2
+
+
+def test_bench_case_spreads_rounds_over_min_case_time():
+    """``min_case_s``: rounds go on past ``repeats`` until that much time has passed, but
+    never past a solver's ``budget`` (the timed seconds of its refactor and solve samples)."""
+    start = time.perf_counter()
+    row = bench_case([FakeSolver("a", [])], None, repeats=2, min_case_s=0.05)[0]
+    assert time.perf_counter() - start >= 0.05
+    assert row["status"] == "ok" and row["repeats"] > 2
+
+    class Slow(FakeSolver):
+        def refactor(self, case):
+            time.sleep(0.002)
+
+    start = time.perf_counter()
+    capped = bench_case([Slow("s", [])], None, repeats=2, budget=0.01, min_case_s=10.0)[0]
+    assert time.perf_counter() - start < 5.0              # stopped by the budget, not 10 s
+    assert 2 <= capped["repeats"] <= 6
