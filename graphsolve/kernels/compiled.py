@@ -35,6 +35,7 @@ from . import supernodal
 from .blocks import (
     _FAST,
     _finish_pivot,
+    _ldl_inplace,
     _ldl_solve_left,
     _ldl_solve_vec,
     _lu_solve_left,
@@ -282,10 +283,33 @@ def _factor_tree6(sym, D, Dlu, piv, L, U, w2, rtol, gat):
         if child_ptr[k] == child_ptr[k + 1]:        # a leaf: D_i = A_ii
             for q in range(36):
                 D[d0 + q] = values[a0 + q]
-        if not _finish_pivot(D[d0:d0 + 36], Dlu[d0:d0 + 36], piv[x_ptr[i]:x_ptr[i + 1]], 6, True,
-                             rtol):
-            return k, n_scalings, 0, sq
+        if not _finish_ldlt6(D, Dlu, d0, rtol):
+            if not _finish_pivot(D[d0:d0 + 36], Dlu[d0:d0 + 36], piv[x_ptr[i]:x_ptr[i + 1]], 6,
+                                 True, rtol):
+                return k, n_scalings, 0, sq
+        else:
+            piv[x_ptr[i]] = -1
     return -1, n_scalings, 0, sq
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _finish_ldlt6(D, Dlu, d0, rtol):
+    """The definite branch of :func:`.blocks._finish_pivot` for a 6×6 LDLᵀ pivot in one pass:
+    symmetrize ``D_i`` (at ``d0``), copy it and factor the copy ``M Δ Mᵀ``; False if the
+    block is not numerically definite (the caller then takes :func:`.blocks._finish_pivot`,
+    whose LU branch decides singularity)."""
+    scale = 0.0
+    for r in range(6):
+        for c in range(r):
+            avg = 0.5 * (D[d0 + r * 6 + c] + D[d0 + c * 6 + r])
+            D[d0 + r * 6 + c] = avg
+            D[d0 + c * 6 + r] = avg
+            Dlu[d0 + r * 6 + c] = avg
+            Dlu[d0 + c * 6 + r] = avg
+        v = D[d0 + 7 * r]
+        Dlu[d0 + 7 * r] = v
+        scale = max(scale, abs(v))
+    return _ldl_inplace(Dlu[d0:d0 + 36], 6, rtol * 6 * scale)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
