@@ -198,10 +198,13 @@ def bench_case(solvers, case, repeats: int, budget: float = 2.0, min_case_s: flo
     each solver's timed rounds.
 
     With ``min_case_s`` > 0 the rounds go on past ``repeats`` until that many seconds have
-    passed (within ``budget``): this machine runs in phases some 0.5 s long, in most of which
-    everything is about 1.3× slower (path 100 refactor, best of 20 every 5 ms for 20 s: 15 µs
-    in 14 % of the samples, 20-22 µs in the rest), so rounds spread over a longer time catch
-    a fast phase for each case, and times of different cases (a time-vs-size slope) compare."""
+    passed (within ``budget``): this machine runs in phases from half a second to seconds
+    long, in most of which everything is about 1.3× slower (path 100 refactor, best of 20
+    every 5 ms for 20 s: 15 µs in 14 % of the samples, 20-22 µs in the rest), so rounds
+    spread over a longer time catch a fast phase for each case, and times of different cases
+    (a time-vs-size slope) compare. graphsolve's fitted slope from 100 to 2000 nodes, path /
+    random tree, over runs: 0.83-0.94 / 0.93-1.12 with 0.5 s per case, 0.929-0.931 /
+    0.970-0.991 with 2 s (the ``full`` suite's setting)."""
     rows: list[dict] = []
     active = []
     for solver in solvers:

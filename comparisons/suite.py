@@ -125,7 +125,7 @@ SUITES = {
         kinds=("spd", "unsymmetric", "kkt"),
         solvers=GRAPHSOLVE[:2] + ("graphsolve-dfs-compiled", "graphsolve-natural-compiled")
         + PEERS, repeats=7, description="corrected benchmark at the target sizes",
-        skip=NO_KKT_CRYSTAL, min_case_s=0.5),
+        skip=NO_KKT_CRYSTAL, min_case_s=2.0),
     "paper": Suite(
         "paper",
         sizes={"ladder": tuple(range(1, 152)), "net": tuple(range(1, 19)),
