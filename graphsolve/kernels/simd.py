@@ -27,7 +27,8 @@ from numba.core import types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
-__all__ = ["mm6_sub", "mm6t_sub", "ldl_solve6", "ldlt_pair6", "matvec6_sub", "matvec6t_sub"]
+__all__ = ["mm6_sub", "mm6t_sub", "ldl_solve6", "ldlt_pair6", "ldlt_pair6_sym", "matvec6_sub",
+           "matvec6t_sub"]
 
 _DBL = ir.DoubleType()
 _V4 = ir.VectorType(_DBL, 4)
@@ -190,15 +191,48 @@ def ldlt_pair6(typingctx, t, to, l, lo, ds, dso, d, do, f, fo):
 
     def codegen(context, builder, signature, args):
         T, Lo, Ds, D, F = (_base(context, builder, signature, args, k) for k in (0, 2, 4, 6, 8))
-        rows = _ldl_sweeps(builder, F, _load_transposed(builder, T))    # V = D_c⁻¹ Tᵀ
-        _sub_product(builder, D, T, rows, src=Ds)   # D_i = D_i' - T V (T not yet overwritten)
-        for c in range(6):                          # L <- Vᵀ
-            for r in range(6):
-                h, q = (0, r) if r < 4 else (1, r - 4)
-                v = builder.extract_element(rows[c][h], ir.Constant(_I32, q))
-                builder.store(v, _ptr(builder, Lo, 6 * r + c, None), align=8)
+        _pair6(builder, T, Lo, Ds, D, F, _load_transposed(builder, T))
         return context.get_dummy_value()
     return types.void(t, to, l, lo, ds, dso, d, do, f, fo), codegen
+
+
+def _pair6(builder, T, Lo, Ds, D, F, tt) -> None:
+    """The body of :func:`ldlt_pair6`, ``tt`` the rows of ``Tᵀ`` in registers."""
+    rows = _ldl_sweeps(builder, F, list(tt))        # V = D_c⁻¹ Tᵀ
+    _sub_product(builder, D, T, rows, src=Ds)       # D_i = D_i' - T V (T not yet overwritten)
+    for c in range(6):                              # L <- Vᵀ
+        for r in range(6):
+            h, q = (0, r) if r < 4 else (1, r - 4)
+            v = builder.extract_element(rows[c][h], ir.Constant(_I32, q))
+            builder.store(v, _ptr(builder, Lo, 6 * r + c, None), align=8)
+
+
+@intrinsic
+def ldlt_pair6_sym(typingctx, t, to, l, lo, ds, dso, d, do, f, fo, u, uo):
+    """:func:`ldlt_pair6`, and returns ``Σ (U - Tᵀ)²`` for the upper block ``U`` at ``u[uo]``
+    (the matrix's ``A_ic`` against its ``A_ci``): the LDLᵀ symmetry check of the pair, on the
+    rows of ``Tᵀ`` that the pair step gathers into registers anyway (scalar form: the check
+    loop in ``compiled._factor_tree6``). NaN or inf in either block makes the sum NaN or inf.
+    """
+    _check(t, to, l, lo, ds, dso, d, do, f, fo, u, uo)
+
+    def codegen(context, builder, signature, args):
+        T, Lo, Ds, D, F, U = (_base(context, builder, signature, args, k)
+                              for k in (0, 2, 4, 6, 8, 10))
+        tt = _load_transposed(builder, T)
+        acc = None
+        for r in range(6):                          # (U - Tᵀ) row by row, squares summed
+            ur = _load_row(builder, U, r)
+            diff = [builder.fsub(ur[h], tt[r][h]) for h in range(2)]
+            sq = [builder.fmul(diff[h], diff[h]) for h in range(2)]
+            acc = sq if acc is None else [builder.fadd(acc[h], sq[h]) for h in range(2)]
+        _pair6(builder, T, Lo, Ds, D, F, tt)        # after the loads of U: U may alias L
+        total = builder.extract_element(acc[1], ir.Constant(_I32, 0))
+        total = builder.fadd(total, builder.extract_element(acc[1], ir.Constant(_I32, 1)))
+        for q in range(4):
+            total = builder.fadd(total, builder.extract_element(acc[0], ir.Constant(_I32, q)))
+        return total
+    return types.float64(t, to, l, lo, ds, dso, d, do, f, fo, u, uo), codegen
 
 
 def _load_vec6(builder, base):

@@ -14,6 +14,7 @@ from graphsolve.kernels.blocks import _ldl_inplace, _ldl_solve_left, _sub_matmul
 from graphsolve.kernels.simd import (
     ldl_solve6,
     ldlt_pair6,
+    ldlt_pair6_sym,
     matvec6_sub,
     matvec6t_sub,
     mm6_sub,
@@ -39,6 +40,11 @@ def _solve(f, fo, x, xo):
 @njit(cache=False)
 def _pair(t, to, l, lo, ds, dso, d, do, f, fo):
     ldlt_pair6(t, to, l, lo, ds, dso, d, do, f, fo)
+
+
+@njit(cache=False)
+def _pair_sym(t, to, l, lo, ds, dso, d, do, f, fo, u, uo):
+    return ldlt_pair6_sym(t, to, l, lo, ds, dso, d, do, f, fo, u, uo)
 
 
 @njit(cache=False)
@@ -140,6 +146,37 @@ def test_ldlt_pair6_is_one_elimination_step(seed, sign, in_place):
                                rtol=1e-9, atol=1e-9)
     if not in_place:
         np.testing.assert_array_equal(src, before)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), symmetric=st.booleans(), uo=st.integers(0, 9))
+def test_ldlt_pair6_sym_is_the_pair_step_and_the_symmetry_sum(seed, symmetric, uo):
+    """The same elimination step as ldlt_pair6 (bit for bit), and Σ (U - Tᵀ)² against NumPy:
+    exactly 0 for U = Tᵀ (the symmetric matrix the check lets through)."""
+    rng = np.random.default_rng(seed)
+    f = _factor(_definite(rng))
+    src = rng.standard_normal(80)
+    t = src[5:41].reshape(6, 6)
+    u = rng.standard_normal(uo + 36 + 3)
+    if symmetric:
+        u[uo:uo + 36] = t.T.ravel()
+    want = rng.standard_normal(80)
+    got = want.copy()
+    _pair(src, 5, want, 7, src, 41, want, 43, f, 0)
+    sq = _pair_sym(src, 5, got, 7, src, 41, got, 43, f, 0, u, uo)
+    np.testing.assert_array_equal(got, want)
+    expected = np.sum((u[uo:uo + 36].reshape(6, 6) - t.T) ** 2)
+    if symmetric:
+        assert sq == 0.0
+    else:
+        assert sq == pytest.approx(expected, rel=1e-12)
+    for bad in (np.nan, np.inf):                   # a non-finite entry of U or of T
+        v = u.copy()
+        v[uo + 13] = bad
+        assert not np.isfinite(_pair_sym(src, 5, got, 7, src, 41, got, 43, f, 0, v, uo))
+    s2 = src.copy()
+    s2[5 + 20] = np.inf
+    assert not np.isfinite(_pair_sym(s2, 5, got, 7, s2, 41, got, 43, f, 0, u, uo))
 
 
 @settings(max_examples=40, deadline=None)
