@@ -26,7 +26,14 @@ from scipy.sparse import csgraph, csr_array
 
 from .errors import GraphError
 from .graph import _resolve_block_sizes, block_offsets, check_graph, zero_diagonal_nodes
-from .symbolic import csr_adjacency, dfs_orders, factor_pattern, minimum_degree, update_schedule
+from .symbolic import (
+    csr_adjacency,
+    csr_of_sorted_pairs,
+    dfs_orders,
+    factor_pattern,
+    minimum_degree,
+    update_schedule,
+)
 
 __all__ = ["Analysis", "analyze", "ORDERINGS"]
 
@@ -480,9 +487,7 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "brudigam", root: int | None
         edges = np.array(sorted((min(u, v), max(u, v)) for u, v in G.edges),
                          dtype=np.int64).reshape(-1, 2)
     if directed is not None and directed.shape[0] == 2 * edges.shape[0]:
-        indptr = np.zeros(n + 1, np.int64)
-        np.cumsum(np.bincount(directed[:, 0], minlength=n), out=indptr[1:])
-        indices = np.ascontiguousarray(directed[:, 1])
+        indptr, indices = csr_of_sorted_pairs(n, directed)
     else:
         indptr, indices = csr_adjacency(n, edges)
     deferred: list[int] = []

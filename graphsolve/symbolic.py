@@ -26,10 +26,15 @@ def csr_adjacency(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if edges.size == 0:
         return np.zeros(n + 1, np.int64), np.zeros(0, np.int64)
     both = np.concatenate([edges, edges[:, ::-1]])
-    both = both[np.lexsort((both[:, 1], both[:, 0]))]
+    return csr_of_sorted_pairs(n, both[np.lexsort((both[:, 1], both[:, 0]))])
+
+
+def csr_of_sorted_pairs(n: int, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR ``(indptr, indices)`` of directed pairs ``(u, v)`` already sorted by ``(u, v)``
+    (e.g. a :class:`~graphsolve.BlockMatrix`'s ``edges``)."""
     indptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(both[:, 0], minlength=n), out=indptr[1:])
-    return indptr, np.ascontiguousarray(both[:, 1])
+    np.cumsum(np.bincount(pairs[:, 0], minlength=n), out=indptr[1:])
+    return indptr, np.ascontiguousarray(pairs[:, 1])
 
 
 @njit(cache=True)

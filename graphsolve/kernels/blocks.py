@@ -328,22 +328,38 @@ def _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol):
     lower triangle reaches some ``Δ_k`` as NaN, ``±inf`` of the wrong sign or a NaN
     tolerance, so a non-finite block always falls through to the LU branch, which checks
     every entry (3 % of a path refactor)."""
+    if symmetric and _finish_definite(Di, lu_i, 0, si, rtol):
+        piv_i[0] = -1
+        return True
+    return _finish_lu(Di, lu_i, piv_i, si, rtol)
+
+
+@njit(error_model="numpy", fastmath=_FAST, inline="always")
+def _finish_definite(D, Dlu, o, si, rtol):
+    """The LDLᵀ branch of :func:`_finish_pivot` on the block at offset ``o`` of ``D`` and
+    ``Dlu``: symmetrize it and copy it in one pass, factor the copy (:func:`_ldl_inplace`);
+    False if it is not numerically definite. (On offsets rather than slices: the 6×6 tree
+    kernel calls it directly, path 2000 refactor 238 → 221 µs.)"""
+    scale = 0.0
+    for r in range(si):
+        for c in range(r):
+            avg = 0.5 * (D[o + r * si + c] + D[o + c * si + r])
+            D[o + r * si + c] = avg
+            D[o + c * si + r] = avg
+            Dlu[o + r * si + c] = avg
+            Dlu[o + c * si + r] = avg
+        v = D[o + r * si + r]
+        Dlu[o + r * si + r] = v
+        scale = max(scale, abs(v))          # a definite block's largest entry is diagonal
+    return _ldl_inplace(Dlu[o:o + si * si], si, rtol * si * scale)
+
+
+@njit(error_model="numpy", fastmath=_FAST, inline="always")
+def _finish_lu(Di, lu_i, piv_i, si, rtol):
+    """The LU branch of :func:`_finish_pivot`: copy, LU with partial pivoting, and the
+    singularity rule on its smallest pivot (non-finite entries count as singular)."""
     scale = 0.0
     finite = True
-    if symmetric:
-        for r in range(si):
-            for c in range(r + 1, si):
-                avg = 0.5 * (Di[r * si + c] + Di[c * si + r])
-                Di[r * si + c] = avg
-                Di[c * si + r] = avg
-        for q in range(si * si):
-            lu_i[q] = Di[q]
-        for r in range(si):                 # a definite block's largest entry is diagonal
-            scale = max(scale, abs(Di[r * si + r]))
-        if _ldl_inplace(lu_i, si, rtol * si * scale):
-            piv_i[0] = -1
-            return True
-        scale = 0.0
     for q in range(si * si):
         lu_i[q] = Di[q]
         v = abs(Di[q])

@@ -34,8 +34,9 @@ from numba import get_num_threads, get_thread_id, literally, njit, prange
 from . import supernodal
 from .blocks import (
     _FAST,
+    _finish_definite,
+    _finish_lu,
     _finish_pivot,
-    _ldl_inplace,
     _ldl_solve_left,
     _ldl_solve_vec,
     _lu_solve_left,
@@ -291,33 +292,12 @@ def _factor_tree6(sym, D, Dlu, piv, L, U, w2, rtol, gat):
         if child_ptr[k] == child_ptr[k + 1]:        # a leaf: D_i = A_ii
             for q in range(36):
                 D[d0 + q] = values[a0 + q]
-        if not _finish_ldlt6(D, Dlu, d0, rtol):
-            if not _finish_pivot(D[d0:d0 + 36], Dlu[d0:d0 + 36], piv[x_ptr[i]:x_ptr[i + 1]], 6,
-                                 True, rtol):
-                return k, n_scalings, 0, sq
-        else:
+        if _finish_definite(D, Dlu, d0, 6, rtol):   # _finish_pivot, on offsets
             piv[x_ptr[i]] = -1
+        elif not _finish_lu(D[d0:d0 + 36], Dlu[d0:d0 + 36], piv[x_ptr[i]:x_ptr[i + 1]], 6,
+                            rtol):
+            return k, n_scalings, 0, sq
     return -1, n_scalings, 0, sq
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _finish_ldlt6(D, Dlu, d0, rtol):
-    """The definite branch of :func:`.blocks._finish_pivot` for a 6×6 LDLᵀ pivot in one pass:
-    symmetrize ``D_i`` (at ``d0``), copy it and factor the copy ``M Δ Mᵀ``; False if the
-    block is not numerically definite (the caller then takes :func:`.blocks._finish_pivot`,
-    whose LU branch decides singularity)."""
-    scale = 0.0
-    for r in range(6):
-        for c in range(r):
-            avg = 0.5 * (D[d0 + r * 6 + c] + D[d0 + c * 6 + r])
-            D[d0 + r * 6 + c] = avg
-            D[d0 + c * 6 + r] = avg
-            Dlu[d0 + r * 6 + c] = avg
-            Dlu[d0 + c * 6 + r] = avg
-        v = D[d0 + 7 * r]
-        Dlu[d0 + 7 * r] = v
-        scale = max(scale, abs(v))
-    return _ldl_inplace(Dlu[d0:d0 + 36], 6, rtol * 6 * scale)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
