@@ -127,7 +127,7 @@ class BatchFactorization:
 
 
 def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
-                    method: str = "auto", ordering="brudigam", analysis: Analysis | None = None,
+                    method: str = "auto", ordering="auto", analysis: Analysis | None = None,
                     backend: str = "auto") -> BatchFactorization:
     """Factor a batch of matrices that share the pattern of ``A``.
 

@@ -283,7 +283,7 @@ def allocate(analysis: Analysis, method: str = "ldu", backend: str = "compiled",
     return Factorization(analysis, method, backend, pivot_rtol)
 
 
-def factorize(A: BlockMatrix, method: str = "auto", ordering="brudigam",
+def factorize(A: BlockMatrix, method: str = "auto", ordering="auto",
               analysis: Analysis | None = None, backend: str = "auto",
               root: int | None = None, pivot_rtol: float = PIVOT_RTOL) -> Factorization:
     """Factor a block matrix in the order of its graph.
@@ -296,7 +296,8 @@ def factorize(A: BlockMatrix, method: str = "auto", ordering="brudigam",
         ``1e-12``) and reads its lower triangle; ``"auto"`` picks ``"ldlt"`` for exactly
         symmetric input and ``"ldu"`` otherwise.
     ordering : str or sequence of int
-        See :func:`graphsolve.analyze`; ignored when ``analysis`` is given.
+        See :func:`graphsolve.analyze` (default ``"auto"``); ignored when ``analysis`` is
+        given.
     analysis : Analysis, optional
         Reuse a symbolic analysis (its graph must contain ``A``'s pattern).
     backend : {"auto", "compiled", "reference"}

@@ -6,6 +6,13 @@ structure of Brüdigam et al. (2023) Algorithms 3-4 (parents, acyclic and cyclic
 loop-opening nodes), the flat storage layout of the factors, the update schedule that the numeric
 kernels follow, and block and flop counts.
 
+``ordering="auto"`` (the default) compares candidate orderings by a cheap count of their factor
+pairs and flops (:func:`graphsolve.symbolic.elimination_counts`, O(nnz(L)) without building the
+factor) and keeps the cheapest: Brüdigam's DFS ordering, SuiteSparse's AMD (Amestoy, Davis & Duff
+1996, through CHOLMOD) and METIS nested dissection (Karypis & Kumar 1998, through ``pymetis``),
+all on the node graph (one vertex per block, weighted by block size where the library takes
+weights). A node labelling then no longer decides the fill.
+
 One general block symbolic factorization serves every ordering: eliminating node ``v`` joins all
 of its not-yet-eliminated neighbours (Rose, Tarjan & Lueker 1976). For the DFS orderings the fill
 is exactly Brüdigam's cyclic-children pattern: a DFS tree of an undirected graph has only back
@@ -30,14 +37,22 @@ from .symbolic import (
     csr_adjacency,
     csr_of_sorted_pairs,
     dfs_orders,
+    elimination_counts,
     factor_pattern,
     minimum_degree,
     update_schedule,
 )
 
-__all__ = ["Analysis", "analyze", "ORDERINGS"]
+__all__ = ["Analysis", "analyze", "ORDERINGS", "AUTO_CANDIDATES"]
 
-ORDERINGS = ("brudigam", "dfs", "natural", "amd")
+ORDERINGS = ("auto", "brudigam", "brudigam-cm", "dfs", "natural", "amd", "nd", "mindeg")
+#: The orderings ``"auto"`` compares, in order of preference on equal flops.
+AUTO_CANDIDATES = ("brudigam", "brudigam-cm", "amd", "nd")
+#: ``"auto"`` tries nested dissection only where AMD's factor is dense enough for it to pay
+#: (CHOLMOD's own rule for trying METIS after AMD: flops per factor entry >= 500 and factor
+#: entries >= 5 x matrix entries, here on scalar counts).
+ND_MIN_FLOPS_PER_ENTRY = 500.0
+ND_MIN_FILL_RATIO = 5.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,6 +94,13 @@ class Analysis:
         Nodes with a structurally zero diagonal block.
     root : int or None
         The DFS root requested from :func:`analyze`.
+    ordering_source : str
+        Which code computed the order (e.g. SuiteSparse AMD through CHOLMOD, or the fallback
+        when a library is missing).
+    candidates : tuple of (str, int, float)
+        For ``ordering="auto"``: ``(name, factor_pairs, flops_ldu)`` of every candidate it
+        counted (``factor_pairs == -1`` for a candidate abandoned once it exceeded the best
+        flops so far); empty otherwise.
     """
 
     block_sizes: np.ndarray
@@ -105,6 +127,8 @@ class Analysis:
     sched_ptr: np.ndarray = field(repr=False)    # (m+1,) per target edge (i, c1)
     sched_ic2: np.ndarray = field(repr=False)    # edge (i, c2)
     sched_c1c2: np.ndarray = field(repr=False)   # edge (c1, c2)
+    ordering_source: str = ""
+    candidates: tuple = ()
 
     # ------------------------------------------------------------------ views (lazy)
     @cached_property
@@ -279,7 +303,7 @@ class Analysis:
         if compare:
             cols += [analyze(self.graph, o, root=self.root, block_sizes=self.block_sizes,
                              zero_diagonal=self.zero_diagonal)
-                     for o in ORDERINGS if o != self.ordering]
+                     for o in ORDERINGS if o not in (self.ordering, "auto")]
         rows = [
             ("ordering", lambda a: a.ordering),
             ("nodes", lambda a: a.n_nodes),
@@ -295,6 +319,10 @@ class Analysis:
         width = max(12, *(len(a.ordering) + 2 for a in cols))
         lines = [f"{name:<14}" + "".join(f"{f(a)!s:>{width}}" for a in cols)
                  for name, f in rows]
+        if self.candidates:
+            lines.append(f"auto chose {self.ordering!r} from "
+                         + ", ".join(f"{c} ({'abandoned' if p < 0 else f'{p} pairs'}, "
+                                     f"{fl:.3g} flops)" for c, p, fl in self.candidates))
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -338,45 +366,40 @@ def _defer_zero_pivots(indptr, indices, order, zero: frozenset[int], always: boo
     A zero-diagonal node eliminated before any of its neighbours has a zero pivot; in a DFS
     order this is exactly a loop-closing constraint that the search left as a leaf. Such a node is
     placed right after the last of its neighbours (Brüdigam & Manchester 2020, §4.3, moves
-    loop-closing constraints after their bodies). With ``always`` every zero-diagonal node
-    waits for all of its neighbours, i.e. bodies are eliminated before the constraints acting on
-    them.
+    loop-closing constraints after their bodies). With ``always`` (used after AMD and nested
+    dissection, which know nothing of zero pivots) every zero-diagonal node waits for all of its
+    neighbours with a nonzero diagonal, i.e. bodies are eliminated before the constraints acting
+    on them, as :func:`graphsolve.symbolic.minimum_degree` does. Nodes moved after the same
+    neighbour keep their relative order. Returns the new order and the moved nodes.
     """
     if not zero:
         return order, []
-    pos = np.empty(order.size, np.int64)
-    pos[order] = np.arange(order.size)
-    z = np.fromiter(zero, dtype=np.int64, count=len(zero))
-    z = z[np.diff(indptr)[z] > 0]                       # isolated nodes have nothing to wait for
-    if z.size == 0:
-        return order, []
-    # first / last neighbour position of every node with neighbours (segments of the CSR)
+    n = order.size
+    pos = np.empty(n, np.int64)
+    pos[order] = np.arange(n)
+    is_zero = np.zeros(n, bool)
+    is_zero[np.fromiter(zero, dtype=np.int64, count=len(zero))] = True
     linked = np.flatnonzero(np.diff(indptr) > 0)
-    reduce = np.maximum if always else np.minimum
-    extreme = np.zeros(order.size, np.int64)
-    extreme[linked] = reduce.reduceat(pos[indices], indptr[linked])
-    # always: some neighbour comes later; otherwise: no neighbour comes earlier
-    move = z[extreme[z] > pos[z]]
-    waiting: dict[int, list[int]] = {}
-    deferred = []
-    for v in sorted(move.tolist(), key=lambda u: pos[u]):
-        nb = indices[indptr[v]:indptr[v + 1]]
-        waiting.setdefault(int(nb[np.argmax(pos[nb])]), []).append(int(v))
-        deferred.append(int(v))
-    if not deferred:
+    npos = pos[indices]
+    if always:                                  # last neighbour with a nonzero diagonal
+        counted = np.where(is_zero[indices], -1, npos)
+        target = np.full(n, -1, np.int64)
+        target[linked] = np.maximum.reduceat(counted, indptr[linked])
+        move = is_zero & (target > pos)
+    else:                                       # no neighbour earlier: after the last one
+        first = np.full(n, -1, np.int64)
+        target = np.full(n, -1, np.int64)
+        first[linked] = np.minimum.reduceat(npos, indptr[linked])
+        target[linked] = np.maximum.reduceat(npos, indptr[linked])
+        move = is_zero & (first > pos)
+    if not move.any():
         return order, []
-    moved = set(deferred)
-    out: list[int] = []
-
-    def place(u: int) -> None:
-        out.append(u)
-        for w in waiting.get(u, ()):
-            place(w)
-
-    for v in order.tolist():
-        if v not in moved:
-            place(v)
-    return np.asarray(out, dtype=np.int64), deferred
+    # sort key: (position of the node, or of the neighbour it waits for; moved after; own pos)
+    major = np.where(move, target, pos)[order]
+    minor = move[order].astype(np.int64)
+    new = order[np.lexsort((np.arange(n), minor, major))]
+    deferred = order[move[order]]
+    return new, [int(v) for v in deferred]
 
 
 def _minimum_degree(indptr, indices, sizes: np.ndarray, zero: frozenset[int]) -> np.ndarray:
@@ -416,20 +439,179 @@ def _minimum_degree(indptr, indices, sizes: np.ndarray, zero: frozenset[int]) ->
     return np.asarray(order, dtype=np.int64)
 
 
+def _named_order(name, n, indptr, indices, sizes, zero, root):
+    """``(order, deferred, source)`` of a named ordering other than ``"auto"``."""
+    deferred: list[int] = []
+    if name in ("brudigam", "dfs"):
+        roots = _dfs_roots(n, indptr, indices, root, zero)
+        order = _dfs_order(indptr, indices, roots, preorder=name == "dfs")
+        order, deferred = _defer_zero_pivots(indptr, indices, order, zero, always=False)
+        source = "graphsolve DFS (Brüdigam et al. 2023, Alg. 1-4)"
+    elif name == "brudigam-cm":
+        order = _cuthill_mckee_dfs(n, indptr, indices, root, zero)
+        order, deferred = _defer_zero_pivots(indptr, indices, order, zero, always=False)
+        source = ("graphsolve DFS (Brüdigam et al. 2023, Alg. 1-4), neighbours in "
+                  "Cuthill-McKee order")
+    elif name == "natural":
+        order, source = np.arange(n, dtype=np.int64), "node ids"
+    elif name == "mindeg":
+        order = _compiled_minimum_degree(n, indptr, indices, sizes, zero)
+        source = "graphsolve minimum degree (exact degrees, block-size weighted)"
+    elif name == "amd":
+        order = _suitesparse_amd(n, indptr, indices)
+        if order is None:
+            order = _compiled_minimum_degree(n, indptr, indices, sizes, zero)
+            source = ("graphsolve minimum degree (fallback: scikit-sparse, which brings "
+                      "SuiteSparse's AMD, is not installed)")
+        else:
+            order, deferred = _defer_zero_pivots(indptr, indices, order, zero, always=True)
+            source = "SuiteSparse AMD through CHOLMOD (scikit-sparse)"
+    elif name == "nd":
+        order = _metis_nested_dissection(n, indptr, indices, sizes)
+        order, deferred = _defer_zero_pivots(indptr, indices, order, zero, always=True)
+        source = "METIS nested dissection (pymetis)"
+    else:                                               # pragma: no cover - checked above
+        raise GraphError(f"unknown ordering {name!r}")
+    return np.asarray(order, np.int64), deferred, source
+
+
+def _auto_order(n, indptr, indices, sizes, zero, root, n_edges):
+    """The cheapest of :data:`AUTO_CANDIDATES` by LDU factor + one-solve flops
+    (:func:`~graphsolve.symbolic.elimination_counts`); on equal flops the earlier candidate of
+    :data:`AUTO_CANDIDATES` wins.
+
+    On a forest with equal block sizes Brüdigam's ordering has no fill (2023, §4.1), which no
+    ordering beats, and is taken without looking further (with mixed sizes the flops of a pair
+    depend on which of its nodes is eliminated first, so the others are counted too). Otherwise AMD is counted first (its count is O(nnz(L)) of a good ordering), then
+    the others, each abandoned as soon as its running count exceeds the best total so far, so
+    that a labelling on which DFS loop opening explodes costs no more than the AMD count.
+    Nested dissection is tried only where AMD's factor is dense
+    (:data:`ND_MIN_FLOPS_PER_ENTRY`, :data:`ND_MIN_FILL_RATIO`).
+    """
+    sizes = sizes.astype(np.int64)
+    forest = n_edges == n - csgraph.connected_components(
+        csr_array((np.ones(indices.size), indices, indptr), shape=(n, n)), directed=False)[0]
+    forest = forest and bool(np.all(sizes == sizes[0]))   # mixed sizes: direction matters
+    rank = {name: r for r, name in enumerate(AUTO_CANDIDATES)}
+    names = ["brudigam"] if forest else ["amd", *(c for c in AUTO_CANDIDATES if c != "amd")]
+    best = None                     # (cost, rank, name, order, deferred, source, flu, sol)
+    counted = {}
+    for name in names:
+        if name == "nd" and not _dense_factor(n, indptr, indices, sizes, best[6], best[7]):
+            continue
+        order, deferred, source = _named_order(name, n, indptr, indices, sizes, zero, root)
+        limit = np.inf if best is None else best[0]
+        pairs, flu, _, sol = elimination_counts(indptr, indices, order, sizes, limit)
+        counted[name] = (name, int(pairs), float(flu))
+        cand = (flu + sol, rank[name], name, order, deferred, source, flu, sol)
+        if pairs >= 0 and (best is None or cand[:2] < best[:2]):
+            best = cand
+    _, _, name, order, deferred, source, _, _ = best
+    return name, order, deferred, source, tuple(counted[c] for c in AUTO_CANDIDATES
+                                                if c in counted)
+
+
+def _dense_factor(n, indptr, indices, sizes, flu, sol) -> bool:
+    """CHOLMOD's test for trying METIS after AMD, on scalar counts: flops per factor entry
+    and factor entries per matrix entry (lower triangles with the diagonal) both high."""
+    diag = float(np.sum(sizes * sizes))
+    src = np.repeat(np.arange(n), np.diff(indptr))
+    lower = float(np.sum(sizes[src] * sizes[indices])) / 2
+    lnz = diag + (sol - 2 * diag) / 4               # solve flops = 2 D + 4 L
+    return flu / lnz >= ND_MIN_FLOPS_PER_ENTRY and lnz / (diag + lower) >= ND_MIN_FILL_RATIO
+
+
+def _cuthill_mckee_dfs(n, indptr, indices, root, zero) -> np.ndarray:
+    """Brüdigam's DFS post-order with the two choices the paper leaves open (2023, §4.1: the
+    root and the order in which a node's neighbours are visited) taken from a Cuthill-McKee
+    ordering (SciPy's reverse Cuthill-McKee, reversed) instead of the node ids.
+
+    Why: the fill of a DFS ordering is the tree paths spanned by its back edges. Visiting
+    neighbours by id follows whatever the labelling makes smallest; on networkx's
+    ``ladder_graph`` (numbered rail by rail) the search runs down one rail and back along the
+    other, every rung spans the whole ladder and the fill is quadratic. Cuthill-McKee ranks
+    grow with the distance from a peripheral root (breadth-first levels, low degree first), so
+    the search prefers neighbours near the front it came from, closes each cycle soon after
+    opening it, and gives the same fill under any relabelling (a test checks ladders and grids).
+    The DFS roots are the smallest-rank nonzero-diagonal node of each component unless ``root``
+    is given, as for ``"brudigam"``.
+    """
+    pattern = csr_array((np.ones(indices.size), indices, indptr), shape=(n, n))
+    cm = np.asarray(csgraph.reverse_cuthill_mckee(pattern, symmetric_mode=True),
+                    dtype=np.int64)[::-1]
+    rank = np.empty(n, np.int64)
+    rank[cm] = np.arange(n)
+    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    pairs = np.stack([rank[src], rank[indices]], axis=1)
+    r_indptr, r_indices = csr_of_sorted_pairs(n, pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))])
+    r_zero = frozenset(rank[list(zero)].tolist()) if zero else frozenset()
+    roots = _dfs_roots(n, r_indptr, r_indices, None if root is None else int(rank[root]),
+                       r_zero)
+    return cm[_dfs_order(r_indptr, r_indices, roots, preorder=False)]
+
+
+def _compiled_minimum_degree(n, indptr, indices, sizes, zero) -> np.ndarray:
+    mask = np.zeros(n, bool)
+    mask[list(zero)] = True
+    return minimum_degree(indptr, indices, sizes.astype(np.int64), mask)
+
+
+def _suitesparse_amd(n, indptr, indices) -> np.ndarray | None:
+    """SuiteSparse's approximate minimum degree (Amestoy, Davis & Duff 1996) of the node graph,
+    through CHOLMOD's analysis (scikit-sparse; CHOLMOD postorders it by its elimination tree,
+    which keeps the fill); None if scikit-sparse is not installed."""
+    try:
+        from sksparse import cholmod
+    except ImportError:
+        return None
+    import scipy.sparse as sp
+
+    if n == 1:
+        return np.zeros(1, np.int64)
+    diag = np.arange(n + 1, dtype=np.int64)
+    pattern = sp.csc_matrix((np.ones(indices.size), indices, indptr), shape=(n, n)) + \
+        sp.csc_matrix((np.ones(n), np.arange(n), diag), shape=(n, n))
+    factor = cholmod.analyze(pattern, mode="simplicial", ordering_method="amd")
+    return np.asarray(factor.P(), dtype=np.int64)
+
+
+def _metis_nested_dissection(n, indptr, indices, sizes) -> np.ndarray:
+    """METIS's multilevel nested dissection (``METIS_NodeND``, Karypis & Kumar 1998) of the
+    node graph with block sizes as vertex weights (``pymetis``): separators last."""
+    import pymetis
+
+    if indices.size == 0 or n < 3:
+        return np.arange(n, dtype=np.int64)
+    perm, _ = pymetis.nested_dissection(pymetis.CSRAdjacency(indptr, indices),
+                                        vweights=sizes.astype(np.int64))
+    return np.asarray(perm, dtype=np.int64)
+
+
 # ---------------------------------------------------------------------- analysis
-def analyze(G_or_A, ordering: str | Sequence[int] = "brudigam", root: int | None = None,
+def analyze(G_or_A, ordering: str | Sequence[int] = "auto", root: int | None = None,
             block_sizes=None, zero_diagonal=None) -> Analysis:
     """Symbolic factorization of a block graph (or of a BlockMatrix's graph).
 
     Parameters
     ----------
     G_or_A : networkx.Graph or BlockMatrix
-    ordering : {"brudigam", "dfs", "natural", "amd"} or sequence of int
+    ordering : {"auto", "brudigam", "brudigam-cm", "dfs", "natural", "amd", "nd", "mindeg"} \
+            or sequence of int
+        ``"auto"`` (default): the cheapest of ``"brudigam"``, ``"brudigam-cm"``, ``"amd"`` and
+        ``"nd"`` by a
+        count of their factor and solve flops (``Analysis.candidates`` lists them;
+        ``Analysis.ordering`` names the one chosen); forests take ``"brudigam"`` at once.
+        ``"brudigam-cm"``: the same DFS with root and neighbour order taken from a
+        Cuthill-McKee ordering (a variant; robust to the node labelling).
         ``"brudigam"``: DFS post-order, leaves to root, the list of Brüdigam et al. (2023)
         §4.1-4.2 (Alg. 1-4); cyclic children and loop openers follow from the back edges.
         ``"dfs"``: the reverse DFS pre-order from the same root (also leaves to root; same fill,
-        other sibling sequence). ``"natural"``: node ids. ``"amd"``: minimum degree on the block
-        graph. A sequence is used as given. For the named orderings except ``"natural"``,
+        other sibling sequence). ``"natural"``: node ids. ``"amd"``: SuiteSparse's approximate
+        minimum degree on the node graph through CHOLMOD (scikit-sparse; without it, falls back
+        to ``"mindeg"`` and ``Analysis.ordering_source`` says so). ``"nd"``: METIS nested
+        dissection on the node graph, block sizes as vertex weights (pymetis).
+        ``"mindeg"``: graphsolve's own exact minimum degree, weighted by block sizes. A
+        sequence is used as given. For the named orderings except ``"natural"``,
         zero-diagonal nodes (``role="constraint"`` or a zero diagonal block) are moved after their
         neighbours where needed so their pivots are nonsingular; ``"natural"`` and explicit
         sequences are used verbatim and may meet a zero pivot.
@@ -491,23 +673,19 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "brudigam", root: int | None
     else:
         indptr, indices = csr_adjacency(n, edges)
     deferred: list[int] = []
+    candidates: tuple = ()
     if isinstance(ordering, str):
-        name = ordering
-        if name in ("brudigam", "dfs"):
-            roots = _dfs_roots(n, indptr, indices, root, zero)
-            order = _dfs_order(indptr, indices, roots, preorder=name == "dfs")
-            order, deferred = _defer_zero_pivots(indptr, indices, order, zero, always=False)
-        elif name == "natural":
-            order = np.arange(n, dtype=np.int64)
-        elif name == "amd":
-            mask = np.zeros(n, bool)
-            mask[list(zero)] = True
-            order = minimum_degree(indptr, indices, sizes.astype(np.int64), mask)
-        else:
-            raise GraphError(f"unknown ordering {name!r}; expected one of {ORDERINGS} or a "
+        if ordering not in ORDERINGS:
+            raise GraphError(f"unknown ordering {ordering!r}; expected one of {ORDERINGS} or a "
                              "sequence of nodes")
+        if ordering == "auto":
+            name, order, deferred, source, candidates = _auto_order(
+                n, indptr, indices, sizes, zero, root, edges.shape[0])
+        else:
+            name = ordering
+            order, deferred, source = _named_order(name, n, indptr, indices, sizes, zero, root)
     else:
-        name = "given"
+        name, source = "given", "given by the caller"
         order = list(ordering)
         bad = [v for v in order if isinstance(v, bool) or not isinstance(v, (int, np.integer))]
         if bad:
@@ -519,11 +697,11 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "brudigam", root: int | None
                                           if order.size == n else ""))
     node_data = {v: dict(d) for v, d in G.nodes(data=True) if d}
     return _symbolic(n, edges, indptr, indices, sizes, name, np.asarray(order, np.int64),
-                     deferred, zero, root, node_data)
+                     deferred, zero, root, node_data, source, candidates)
 
 
 def _symbolic(n, edges, indptr, indices, sizes, name, order, deferred, zero, root,
-              node_data) -> Analysis:
+              node_data, source="", candidates=()) -> Analysis:
     """Elimination tree, factor pattern, layout and update schedule (compiled kernels of
     :mod:`graphsolve.symbolic`)."""
     etree, pos, child_ptr, fe_child = factor_pattern(indptr, indices, order)
@@ -548,6 +726,7 @@ def _symbolic(n, edges, indptr, indices, sizes, name, order, deferred, zero, roo
         child_ptr=_readonly(child_ptr), parent_ptr=_readonly(parent_ptr),
         parent_edges=_readonly(parent_edges), sched_ptr=_readonly(sched_ptr),
         sched_ic2=_readonly(sched_ic2), sched_c1c2=_readonly(sched_c1c2),
+        ordering_source=source, candidates=tuple(candidates),
     )
 
 

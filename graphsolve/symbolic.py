@@ -18,7 +18,8 @@ import heapq
 import numpy as np
 from numba import njit
 
-__all__ = ["csr_adjacency", "dfs_orders", "factor_pattern", "minimum_degree", "update_schedule"]
+__all__ = ["csr_adjacency", "dfs_orders", "elimination_counts", "factor_pattern", "minimum_degree",
+           "update_schedule"]
 
 
 def csr_adjacency(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -275,3 +276,75 @@ def _merge_into(src, lo, hi, mark, tag, merged, k, sizes, du):
             k += 1
             du += sizes[w]
     return k, du
+
+
+@njit(cache=True)
+def elimination_counts(indptr, indices, order, sizes, limit):
+    """Factor pairs and flops of eliminating in ``order``, without building the factor.
+
+    The cheap count that ``ordering="auto"`` compares candidates with: the elimination tree
+    (``cs_etree``) and one walk of every row of ``L`` (``cs_ereach``, Davis 2006 §4.1-4.2),
+    O(nnz(L)) time and O(n) memory. Visiting the pair (row ``k``, child ``j``) adds ``k`` to
+    the parents of ``j``; the parents of a node form a clique of the filled graph, so the
+    update triples of Brüdigam et al. (2023) Alg. 3 lines 8-15 with ``c2 = j`` are the pairs of
+    its parents: the new parent ``k`` of ``j`` forms a triple with each earlier parent, whose
+    sizes and number are kept as running totals. The counts equal
+    :meth:`graphsolve.Analysis.flops` of the full analysis (a test checks this).
+
+    Stops early, returning ``-1`` pairs, once the LDU flops exceed ``limit`` (a candidate
+    that already lost). Returns ``(pairs, flops_ldu, flops_ldlt, solve_flops)`` (solve with
+    one right-hand side), flops as float64.
+    """
+    n = order.size
+    pos = np.empty(n, np.int64)
+    for k in range(n):
+        pos[order[k]] = k
+    parent_pos = np.full(n, -1, np.int64)
+    ancestor = np.full(n, -1, np.int64)
+    for k in range(n):
+        v = order[k]
+        for q in range(indptr[v], indptr[v + 1]):
+            j = pos[indices[q]]
+            while j != -1 and j < k:
+                jnext = ancestor[j]
+                ancestor[j] = k
+                if jnext == -1:
+                    parent_pos[j] = k
+                j = jnext
+    s = np.empty(n, np.float64)                 # block sizes by position
+    for k in range(n):
+        s[k] = sizes[order[k]]
+    s1 = np.zeros(n)                            # by child: sum of the parents' sizes so far
+    cnt = np.zeros(n)                           # number of parents so far
+    flu = 0.0
+    flt = 0.0
+    sol = 0.0
+    pairs = 0
+    flag = np.full(n, -1, np.int64)
+    for k in range(n):
+        sk = s[k]
+        flu += 2.0 * sk * sk * sk / 3.0
+        flt += sk * sk * sk / 3.0
+        sol += 2.0 * sk * sk
+        flag[k] = k
+        v = order[k]
+        for q in range(indptr[v], indptr[v + 1]):
+            j = pos[indices[q]]
+            if j > k:
+                continue
+            while flag[j] != k:
+                flag[j] = k
+                sj = s[j]
+                pairs += 1
+                flu += 4.0 * sj * sj * sk + 2.0 * sk * sj * sk
+                flt += 2.0 * sj * sj * sk + 2.0 * sk * sj * sk
+                sol += 4.0 * sk * sj
+                # the new parent k of j pairs with every earlier parent c1 of j
+                flu += 4.0 * (sj * sk * s1[j] + sj * sj * sk * cnt[j])
+                flt += 2.0 * sj * sk * s1[j]
+                s1[j] += sk
+                cnt[j] += 1.0
+                j = parent_pos[j]
+        if flu > limit:
+            return -1, flu, flt, sol
+    return pairs, flu, flt, sol

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 import graphsolve as gs
 from graphsolve import generators as gen
 from graphsolve.ordering import _minimum_degree
-from graphsolve.symbolic import csr_adjacency, minimum_degree
+from graphsolve.symbolic import csr_adjacency, elimination_counts, minimum_degree
 
 FAST = settings(max_examples=25, deadline=None)
-NAMED = ("brudigam", "dfs", "natural", "amd")
+NAMED = tuple(o for o in gs.ORDERINGS if o != "auto")     # the summary's columns
 DFS_ORDERINGS = ("brudigam", "dfs")
 
 
@@ -443,7 +443,8 @@ KKT_MECHANISMS = [
 ]
 
 
-@pytest.mark.parametrize("ordering", ["brudigam", "dfs", "amd"])
+@pytest.mark.parametrize("ordering", ["brudigam", "brudigam-cm", "dfs", "amd", "nd", "mindeg",
+                                      "auto"])
 @pytest.mark.parametrize(("name", "mech", "cyclic"), KKT_MECHANISMS)
 def test_kkt_zero_diagonal_never_eliminated_before_all_neighbours(name, mech, cyclic, ordering):
     H = gen.constraint_graph(mech())
@@ -455,8 +456,8 @@ def test_kkt_zero_diagonal_never_eliminated_before_all_neighbours(name, mech, cy
     assert set(an.zero_diagonal) == set(constraints)
     for c in constraints:
         assert any(pos[u] < pos[c] for u in H[c]), f"constraint {c} has a zero pivot"
-    if ordering == "amd":
-        # minimum degree eliminates every body before the constraints acting on it
+    if an.ordering in ("amd", "nd", "mindeg"):
+        # these eliminate every body before the constraints acting on it
         for c in constraints:
             assert all(pos[u] < pos[c] for u in H[c])
 
@@ -506,7 +507,7 @@ def test_kkt_deferred_constraint_is_a_loop_closer():
     # constraint_graph(cycle) is a cycle of bodies and constraints: the DFS leaves exactly
     # one constraint as a leaf (the loop-closing joint); it must be deferred.
     H = gen.constraint_graph(nx.cycle_graph(4))
-    an = gs.analyze(H)
+    an = gs.analyze(H, "brudigam")
     tparent, back = dfs_structure(H, [0])
     leaf_constraints = {x for x, _ in back if H.nodes[x]["role"] == "constraint"}
     assert len(back) == 1
@@ -684,8 +685,8 @@ def test_summary_compares_orderings(make, first):
     for name in NAMED:
         expected, _ = symbolic_elimination(G, gs.analyze(G, name).elimination_order)
         assert int(fills[name]) == len(expected) == len(gs.analyze(G, name).fill_blocks)
-    assert rows["nodes"] == [str(G.number_of_nodes())] * 4
-    assert rows["edges"] == [str(G.number_of_edges())] * 4
+    assert rows["nodes"] == [str(G.number_of_nodes())] * len(NAMED)
+    assert rows["edges"] == [str(G.number_of_edges())] * len(NAMED)
 
 
 def test_summary_columns_match_direct_analyses_small():
@@ -853,3 +854,175 @@ def test_matrix_analysis_equals_graph_analysis(n, extra, comps, seed, ordering):
             np.testing.assert_array_equal(x, y, err_msg=f.name)
         else:
             assert x == y, f.name
+
+
+# ---------------------------------------------------------------------------------------------
+# (10) ordering="auto", the library orderings and the cheap symbolic count
+# ---------------------------------------------------------------------------------------------
+
+
+def relabelled(G: nx.Graph, seed: int) -> nx.Graph:
+    """``G`` with its node ids randomly permuted (a user's own numbering of the same graph)."""
+    perm = np.random.default_rng(seed).permutation(G.number_of_nodes())
+    return nx.relabel_nodes(G, dict(enumerate(perm.tolist())))
+
+
+def cost(an: gs.Analysis) -> int:
+    """What ``auto`` minimizes: LDU factor flops plus one solve."""
+    return an.flops("ldu") + an.solve_flops()
+
+
+def random_case(n, extra, seed, sizes_seed):
+    extra = min(extra, (n - 1) * (n - 2) // 2)
+    G = gen.random_graph(n, extra_edges=extra, seed=seed) if n > 1 else nx.empty_graph(1)
+    G = relabelled(G, seed)
+    sizes = np.random.default_rng(sizes_seed).integers(1, 7, n)
+    return G, sizes
+
+
+@given(n=st.integers(1, 40), extra=st.integers(0, 60), seed=st.integers(0, 10_000),
+       ordering=st.sampled_from(NAMED))
+@settings(max_examples=60, deadline=None)
+def test_elimination_counts_equal_the_full_analysis(n, extra, seed, ordering):
+    """The count auto compares candidates with equals the full symbolic factorization's pairs
+    and flops (LDU, LDLᵀ, solve); a limit below the total abandons the count."""
+    G, sizes = random_case(n, extra, seed, seed + 1)
+    an = gs.analyze(G, ordering, block_sizes=sizes)
+    indptr, indices = csr_adjacency(n, np.asarray(an.edges))
+    pairs, flu, flt, sol = elimination_counts(indptr, indices, an.order, an.block_sizes, np.inf)
+    assert pairs == an.block_counts["factor_pairs"]
+    assert abs(flu - an.flops("ldu")) <= 1 and abs(flt - an.flops("ldlt")) <= 1
+    assert sol == an.solve_flops()
+    assert elimination_counts(indptr, indices, an.order, an.block_sizes, flu / 2)[0] == -1
+
+
+@given(n=st.integers(1, 50), extra=st.integers(0, 80), seed=st.integers(0, 10_000))
+@settings(max_examples=40, deadline=None)
+def test_auto_costs_no_more_than_any_candidate(n, extra, seed):
+    """auto's flops are at most those of Brüdigam's ordering and AMD (and of ND wherever auto
+    counted it), on random graphs, labellings and block sizes; its report is consistent."""
+    G, sizes = random_case(n, extra, seed, seed + 2)
+    an = gs.analyze(G, "auto", block_sizes=sizes)
+    assert an.ordering in gs.ordering.AUTO_CANDIDATES
+    counted = {name: (pairs, flops) for name, pairs, flops in an.candidates}
+    assert counted[an.ordering] == (an.block_counts["factor_pairs"], pytest.approx(
+        an.flops("ldu"), abs=1))
+    for name in {"brudigam", "amd", *counted}:
+        assert cost(an) <= cost(gs.analyze(G, name, block_sizes=sizes)) + 1, name
+
+
+FAMILY_GRAPHS = {
+    "ladder": lambda: gen.ladder(120),
+    "net": lambda: gen.net(10),
+    "crystal": lambda: gen.crystal(5),
+    "random_tree": lambda: gen.random_tree(200, seed=3),
+    "nx_ladder": lambda: nx.ladder_graph(60),
+    "nx_grid": lambda: nx.convert_node_labels_to_integers(nx.grid_2d_graph(9, 9)),
+}
+
+
+@pytest.mark.parametrize("family", FAMILY_GRAPHS)
+def test_auto_flops_stable_under_relabelling(family):
+    """Random node labellings change auto's cost by at most 1.5× of the native labelling's
+    (Brüdigam's DFS alone varies by orders of magnitude on ladders and grids)."""
+    G = FAMILY_GRAPHS[family]()
+    base = cost(gs.analyze(G, block_sizes=6))
+    for seed in range(3):
+        assert cost(gs.analyze(relabelled(G, seed), block_sizes=6)) <= 1.5 * base
+
+
+def test_rail_by_rail_ladder_regression():
+    """networkx's ladder_graph numbers rail by rail: the DFS runs down one rail and back the
+    other, every rung opens a loop spanning the whole ladder and the fill is quadratic
+    (2000 nodes: 998,001 fill pairs, issue 21). auto takes AMD: linear fill, right answer."""
+    G = nx.ladder_graph(300)
+    n = G.number_of_nodes()
+    assert gs.analyze(G, "brudigam").n_fill > 40 * n         # what the DFS does here
+    an = gs.analyze(G)
+    assert an.ordering != "brudigam" and an.n_fill < n
+    names = [c[0] for c in an.candidates]
+    assert names == ["brudigam", "brudigam-cm", "amd"]
+    assert an.candidates[0][1] == -1                        # abandoned early
+    A = gs.random_block_matrix(G, "spd", block_size=6, seed=1)
+    b = np.arange(A.shape[0], dtype=float)
+    x = gs.solve(A, b)
+    np.testing.assert_allclose(A.to_scipy() @ x, b, atol=1e-9 * np.abs(b).max())
+
+
+def test_auto_on_forests_takes_brudigam_alone():
+    G = nx.disjoint_union(gen.random_tree(30, seed=1), gen.path(5))
+    an = gs.analyze(relabelled(G, 4))
+    assert an.ordering == "brudigam" and an.n_fill == 0
+    assert [c[0] for c in an.candidates] == ["brudigam"]
+
+
+def test_auto_summary_reports_the_choice_and_every_candidate():
+    an = gs.analyze(gen.crystal(4), block_sizes=6)
+    last = an.summary(compare=False).splitlines()[-1]
+    assert last.startswith(f"auto chose {an.ordering!r} from ")
+    for name, _, flops in an.candidates:
+        assert name in last and f"{flops:.3g}" in last
+
+
+@pytest.mark.parametrize("ordering", ["amd", "nd"])
+def test_library_orderings_are_permutations_with_their_source(ordering):
+    G = relabelled(gen.net(7), 1)
+    an = gs.analyze(G, ordering)
+    np.testing.assert_array_equal(np.sort(an.order), np.arange(G.number_of_nodes()))
+    assert ("CHOLMOD" if ordering == "amd" else "METIS") in an.ordering_source
+    fill, _ = symbolic_elimination(G, an.elimination_order)
+    assert set(an.fill_blocks) == fill
+
+
+def test_amd_falls_back_to_our_minimum_degree_without_scikit_sparse(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "sksparse", None)       # import fails
+    G = gen.net(6)
+    an = gs.analyze(G, "amd")
+    assert "fallback" in an.ordering_source
+    assert an.elimination_order == gs.analyze(G, "mindeg").elimination_order
+
+
+@given(n=st.integers(2, 30), extra=st.integers(0, 40), seed=st.integers(0, 10_000),
+       kind=st.sampled_from(["spd", "unsymmetric"]))
+@settings(max_examples=15, deadline=None)
+def test_every_ordering_solves_to_the_same_answer(n, extra, seed, kind):
+    """Each named ordering (and auto) on a randomly labelled graph gives SciPy's solution."""
+    G, _ = random_case(n, extra, seed, 0)
+    A = gs.random_block_matrix(G, kind, block_size=3, seed=seed)
+    b = np.random.default_rng(seed).standard_normal(A.shape[0])
+    ref = np.linalg.solve(A.to_dense(), b)
+    for ordering in gs.ORDERINGS:
+        x = gs.solve(A, b, ordering=ordering)
+        np.testing.assert_allclose(x, ref, rtol=1e-8, atol=1e-10 * np.abs(ref).max(),
+                                   err_msg=ordering)
+
+
+@given(n=st.integers(1, 80), k=st.integers(1, 4), seed=st.integers(0, 10_000))
+@FAST
+def test_brudigam_cm_zero_fill_on_relabelled_forests(n, k, seed):
+    G = relabelled(nx.disjoint_union_all([gen.random_tree(n, seed=seed + i) for i in range(k)]),
+                   seed)
+    an = gs.analyze(G, "brudigam-cm")
+    assert an.n_fill == 0 and len(an.roots) == k
+
+
+@pytest.mark.parametrize("family", ["ladder", "nx_ladder", "nx_grid", "net"])
+def test_brudigam_cm_fill_independent_of_the_labelling(family):
+    """The Cuthill-McKee-guided DFS opens the same loops whatever the node ids: ladders and
+    grids keep the fill of our generators' own numbering under random relabelling."""
+    G = FAMILY_GRAPHS[family]()
+    native = gs.analyze(G, "brudigam").n_fill
+    for seed in range(3):
+        H = relabelled(G, seed)
+        an = gs.analyze(H, "brudigam-cm")
+        assert an.n_fill <= native
+        fill, _ = symbolic_elimination(H, an.elimination_order)
+        assert set(an.fill_blocks) == fill
+
+
+def test_brudigam_cm_given_root_is_last():
+    G = relabelled(gen.ladder(12), 2)
+    an = gs.analyze(G, "brudigam-cm", root=5)
+    assert an.elimination_order[-1] == 5
