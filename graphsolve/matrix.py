@@ -262,18 +262,39 @@ class BlockMatrix:
         out[rows, cols] = self.data
         return out
 
+    def _transpose_edges(self) -> np.ndarray:
+        """``rev`` with ``edges[rev[e]] == edges[e][::-1]``."""
+        n = self.n_nodes
+        return np.searchsorted(self._edge_keys, self.edges[:, 1] * n + self.edges[:, 0])
+
     def transpose_index(self) -> np.ndarray:
-        """``t`` with ``data[t]`` the flat data of the transposed matrix (same layout)."""
-        rows, cols = self._entry_coordinates()
-        order = np.lexsort((cols, rows))             # position of every (row, col)
-        key_sorted = rows[order] * self.shape[0] + cols[order]
-        tkey = cols * self.shape[0] + rows
-        return order[np.searchsorted(key_sorted, tkey)]
+        """``t`` with ``data[t]`` the flat data of the transposed matrix (same layout).
+
+        Block by block, no sort: entry ``(r, c)`` of block ``(i, j)`` is entry ``(c, r)`` of
+        block ``(j, i)``, which starts at that block's offset (O(entries))."""
+        n, s = self.n_nodes, self.block_sizes
+        brow = np.concatenate([np.arange(n), self.edges[:, 0]])
+        bcol = np.concatenate([np.arange(n), self.edges[:, 1]])
+        own = np.concatenate([self.diag_ptr[:-1], self.edge_ptr[:-1]])
+        mirror = np.concatenate([self.diag_ptr[:-1], self.edge_ptr[:-1][self._transpose_edges()]])
+        nr, nc = s[brow], s[bcol]
+        bid = np.repeat(np.arange(brow.size), nr * nc)
+        local = np.arange(self.data.size) - own[bid]
+        r, c = np.divmod(local, nc[bid])
+        return mirror[bid] + c * nr[bid] + r
 
     def is_symmetric(self, rtol: float = 0.0) -> bool:
         """True if ``A == A.T`` up to ``rtol * max|A|`` (exactly, by default)."""
         d = self.data
         scale = np.max(np.abs(d)) if d.size else 0.0
+        s = self.block_sizes
+        if s.size and np.all(s == s[0]):           # equal blocks: compare stacked transposes
+            k = int(s[0])
+            D = d[: self.diag_ptr[-1]].reshape(-1, k, k)
+            E = d[self.diag_ptr[-1]:].reshape(-1, k, k)
+            tol = rtol * scale
+            return bool(np.all(np.abs(D - D.transpose(0, 2, 1)) <= tol) and np.all(
+                np.abs(E - E[self._transpose_edges()].transpose(0, 2, 1)) <= tol))
         return bool(np.all(np.abs(d - d[self.transpose_index()]) <= rtol * scale))
 
     def check_finite(self) -> None:

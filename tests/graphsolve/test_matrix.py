@@ -614,3 +614,22 @@ def test_is_symmetric_matches_numpy(n, seed):
         M = M + M.T
     A = gs.BlockMatrix.from_scipy(sp.csr_array(M), sizes, graph=G)
     assert A.is_symmetric() == bool(np.array_equal(M, M.T))
+
+
+@given(n=st.integers(1, 25), extra=st.integers(0, 30), seed=st.integers(0, 10_000),
+       mixed=st.booleans(), kind=st.sampled_from(["spd", "unsymmetric"]))
+@settings(max_examples=40, deadline=None)
+def test_transpose_index_and_symmetry_against_the_dense_transpose(n, extra, seed, mixed, kind):
+    """The blockwise transpose index (no sort) maps data to the dense transpose's entries,
+    and is_symmetric (stacked-block path for equal sizes) agrees with the dense test."""
+    extra = min(extra, (n - 1) * (n - 2) // 2)
+    G = gs.generators.random_graph(n, extra_edges=extra, seed=seed) if n > 1 else \
+        nx.empty_graph(1)
+    if mixed:
+        for v, s in enumerate(np.random.default_rng(seed).integers(1, 5, n)):
+            G.nodes[v]["size"] = int(s)
+    A = gs.random_block_matrix(G, kind, block_size=3, seed=seed)
+    D = A.to_dense()
+    rows, cols = A._entry_coordinates()
+    np.testing.assert_array_equal(A.data[A.transpose_index()], D.T[rows, cols])
+    assert A.is_symmetric() == bool(np.array_equal(D, D.T))
