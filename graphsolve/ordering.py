@@ -482,7 +482,8 @@ def _auto_order(n, indptr, indices, sizes, zero, root, n_edges):
 
     On a forest with equal block sizes Brüdigam's ordering has no fill (2023, §4.1), which no
     ordering beats, and is taken without looking further (with mixed sizes the flops of a pair
-    depend on which of its nodes is eliminated first, so the others are counted too). Otherwise AMD is counted first (its count is O(nnz(L)) of a good ordering), then
+    depend on which of its nodes is eliminated first, so the others are counted too).
+    Otherwise AMD is counted first (its count is O(nnz(L)) of a good ordering), then
     the others, each abandoned as soon as its running count exceeds the best total so far, so
     that a labelling on which DFS loop opening explodes costs no more than the AMD count.
     Nested dissection is tried only where AMD's factor is dense
