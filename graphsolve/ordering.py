@@ -298,6 +298,8 @@ class Analysis:
         deferred             0
         factor scalars      24
         flops ldu           90
+        auto chose 'brudigam' from brudigam (9 pairs, 90 flops), brudigam-cm (9 pairs, 90
+        flops), amd (9 pairs, 90 flops)
         """
         cols = [self]
         if compare:
