@@ -78,7 +78,7 @@ class BlockMatrix:
         self.offsets = block_offsets(self.block_sizes)
         N = int(self.offsets[-1])
         self.shape = (N, N)
-        edges = np.array(sorted(graph.edges), dtype=np.int64).reshape(-1, 2)
+        edges = np.array(graph.edges, dtype=np.int64).reshape(-1, 2)
         directed = np.concatenate([edges, edges[:, ::-1]])
         directed = directed[np.lexsort((directed[:, 1], directed[:, 0]))]
         self.edges = directed                       # (m, 2) directed pairs, sorted
@@ -136,14 +136,18 @@ class BlockMatrix:
         keep = S.data != 0
         rows, cols, vals = S.row[keep].astype(np.int64), S.col[keep].astype(np.int64), S.data[keep]
         off = block_offsets(sizes)
-        bi = np.searchsorted(off, rows, side="right") - 1
-        bj = np.searchsorted(off, cols, side="right") - 1
         n = sizes.size
+        if np.all(sizes == sizes[0]):              # equal blocks: block = row // size
+            bi, bj = rows // sizes[0], cols // sizes[0]
+        else:
+            bi = np.searchsorted(off, rows, side="right") - 1
+            bj = np.searchsorted(off, cols, side="right") - 1
         if graph is None:
             graph = nx.Graph()
             graph.add_nodes_from(range(n))
-            pairs = np.unique(np.sort(np.stack([bi, bj], 1)[bi != bj], axis=1), axis=0)
-            graph.add_edges_from(map(tuple, pairs.tolist()))
+            off_diag = bi != bj
+            keys = np.unique(np.minimum(bi, bj)[off_diag] * n + np.maximum(bi, bj)[off_diag])
+            graph.add_edges_from(zip((keys // n).tolist(), (keys % n).tolist(), strict=True))
         else:
             if check_graph(graph) != n:
                 raise ShapeError(f"{n} block sizes but the graph has {graph.number_of_nodes()} "
