@@ -79,20 +79,16 @@ def dfs_orders(indptr, indices, roots):
 
 
 @njit(cache=True)
-def factor_pattern(indptr, indices, order):
-    """Elimination tree and the pattern of ``L`` for the elimination ``order``.
-
-    Returns ``parent`` (by node, -1 for roots) and the rows of ``L`` in elimination order:
-    ``row_ptr`` (by position) and ``row_nodes`` (the children of each node, i.e. its lower
-    neighbours in the filled graph, sorted by position).
-    """
+def _etree_positions(indptr, indices, order):
+    """``pos`` (position of each node in ``order``) and the elimination tree by position
+    (``cs_etree`` with path compression; -1 for roots)."""
     n = order.size
     pos = np.empty(n, np.int64)
     for k in range(n):
         pos[order[k]] = k
     parent_pos = np.full(n, -1, np.int64)
     ancestor = np.full(n, -1, np.int64)
-    for k in range(n):                      # cs_etree with path compression, positions
+    for k in range(n):
         v = order[k]
         for q in range(indptr[v], indptr[v + 1]):
             j = pos[indices[q]]
@@ -102,6 +98,19 @@ def factor_pattern(indptr, indices, order):
                 if jnext == -1:
                     parent_pos[j] = k
                 j = jnext
+    return pos, parent_pos
+
+
+@njit(cache=True)
+def factor_pattern(indptr, indices, order):
+    """Elimination tree and the pattern of ``L`` for the elimination ``order``.
+
+    Returns ``parent`` (by node, -1 for roots) and the rows of ``L`` in elimination order:
+    ``row_ptr`` (by position) and ``row_nodes`` (the children of each node, i.e. its lower
+    neighbours in the filled graph, sorted by position).
+    """
+    n = order.size
+    pos, parent_pos = _etree_positions(indptr, indices, order)
     flag = np.full(n, -1, np.int64)
     count = np.zeros(n, np.int64)
     for k in range(n):                      # first pass: row counts (cs_ereach)
@@ -296,21 +305,7 @@ def elimination_counts(indptr, indices, order, sizes, limit):
     one right-hand side), flops as float64.
     """
     n = order.size
-    pos = np.empty(n, np.int64)
-    for k in range(n):
-        pos[order[k]] = k
-    parent_pos = np.full(n, -1, np.int64)
-    ancestor = np.full(n, -1, np.int64)
-    for k in range(n):
-        v = order[k]
-        for q in range(indptr[v], indptr[v + 1]):
-            j = pos[indices[q]]
-            while j != -1 and j < k:
-                jnext = ancestor[j]
-                ancestor[j] = k
-                if jnext == -1:
-                    parent_pos[j] = k
-                j = jnext
+    pos, parent_pos = _etree_positions(indptr, indices, order)
     s = np.empty(n, np.float64)                 # block sizes by position
     for k in range(n):
         s[k] = sizes[order[k]]
