@@ -1,4 +1,5 @@
-"""``python -m comparisons list | run --suite S [...] | plot FILE | batch | constraints``."""
+"""``python -m comparisons list | run --suite S [...] | plot FILE | scale [...] | scale-table FILE |
+batch | constraints | ...``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .plot import fill_table, plot_results, ratio_table, read_results
+from .plot import fill_table, labelling_table, plot_results, ratio_table, read_results
 from .runner import machine_metadata, run, write_results
 from .solvers import SOLVERS, make_solvers
 from .suite import SUITES
@@ -33,7 +34,8 @@ def _run(args) -> int:
     suite = SUITES[args.suite]
     t0 = time.perf_counter()
     rows = run(suite, families=args.families, sizes=args.sizes, kinds=args.kinds,
-               solvers=args.solvers, repeats=args.repeats, min_case_s=args.min_case_time)
+               solvers=args.solvers, repeats=args.repeats, min_case_s=args.min_case_time,
+               relabel=args.relabel)
     out = Path(args.out or f"results/{suite.name}.csv")
     from threadpoolctl import threadpool_limits
 
@@ -69,8 +71,16 @@ def _plot(args) -> int:
     stem = Path(args.file).stem
     paths = plot_results(rows, out, stem=stem)
     tables = out / f"{stem}_tables.md"
-    tables.write_text("# Factor entries (fill block pairs)\n\n" + fill_table(rows)
-                      + "\n\n# Time ratios\n\n" + ratio_table(rows) + "\n")
+    solvers = {r["solver"] for r in rows}
+    mine = [s for s in ("graphsolve-auto-compiled", "graphsolve-brudigam-compiled")
+            if s in solvers] or ["graphsolve-brudigam-compiled"]
+    text = ("# Factor entries (fill block pairs)\n\n" + fill_table(rows)
+            + "\n\n# Time ratios (native numbering)\n\n"
+            + "\n\n".join(ratio_table(rows, solver=s) for s in mine))
+    if any(r.get("labelling") not in (None, "", "native") for r in rows):
+        text += ("\n\n# Native vs random node numbering\n\n"
+                 + labelling_table(rows, solver=mine[0]))
+    tables.write_text(text + "\n")
     print(f"{len(paths)} plots and {tables.name} -> {out}")
     return 0
 
@@ -215,6 +225,37 @@ def _minimal(args) -> int:
     return 0
 
 
+def _scale(args) -> int:
+    from . import scale
+
+    if args.one:
+        family, size = args.one[0], int(args.one[1])
+        res = scale.run_part(args.part, family, size, npz=args.npz,
+                             repeats=args.repeats or 3, budget=args.budget,
+                             memory_fraction=args.memory_fraction)
+        if args.json:
+            print(scale.one_json(res))
+        else:
+            for k, v in res.items():
+                print(f"  {k:<24} {v}")
+        return 0
+    out = Path(args.out)
+    rows = scale.run_scale(families=args.families, sizes=args.sizes, quick=args.quick,
+                           repeats=args.repeats, out=out, fresh=args.fresh,
+                           budget=args.budget, meta={**_meta(), "block_size": scale.BLOCK})
+    print(scale.scale_table(rows))
+    bad = [r for r in rows if r["status"] != "ok"]
+    print(f"{len(rows)} cases ({len(bad)} failed) -> {out}, {out.with_suffix('.json')}")
+    return 0
+
+
+def _scale_table(args) -> int:
+    from .scale import read_scale, scale_table
+
+    print(scale_table(read_scale(args.file)))
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m comparisons", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -229,6 +270,11 @@ def main(argv=None) -> int:
     r.add_argument("--min-case-time", type=float, metavar="SECONDS",
                    help="spread each case's timed rounds over at least this long (default: "
                         "the suite's)")
+    r.add_argument("--relabel", type=int, default=0, metavar="K",
+                   help="also run every case on K random numberings of its nodes (the same "
+                        "matrix permuted blockwise, seeded by family, size and r; CSV column "
+                        "labelling: native, random-0 .. random-<K-1>); cases with pinned "
+                        "orderings (suite paper) run native only")
     r.add_argument("--out", help="CSV path (default results/SUITE.csv)")
     bt = sub.add_parser("batch", help="batched factorization vs a loop of single ones")
     bt.add_argument("--repeats", type=int)
@@ -261,13 +307,41 @@ def main(argv=None) -> int:
                     help="Newton's DEL Jacobian: analytic (Algorithm 4, default) or central "
                     "finite differences")
     mn.add_argument("--out", help="CSV path (default results/minimal.csv)")
+    sc = sub.add_parser("scale", help="graphsolve's default path vs CHOLMOD up to 10^6 nodes: "
+                        "times, ratios and peak memory, each case in fresh subprocesses")
+    from .scale import BUDGET_S, SCALE_FAMILIES
+    from .suite import FAMILIES
+
+    sc.add_argument("--families", nargs="+", choices=sorted(FAMILIES), metavar="FAMILY",
+                    help=f"default {' '.join(SCALE_FAMILIES)}")
+    sc.add_argument("--sizes", nargs="+", type=int, metavar="SIZE",
+                    help="for every family: nodes, or the side k of a k x k grid (default: "
+                         "10^4 10^5 10^6 nodes, grids 100 300)")
+    sc.add_argument("--quick", action="store_true", help="10^4 and 10^5 nodes only")
+    sc.add_argument("--repeats", type=int, help="best of N (default 5 below 10^5 nodes, 3 "
+                    "from there on)")
+    sc.add_argument("--budget", type=float, default=BUDGET_S, metavar="SECONDS",
+                    help="stop repeating a call once its samples took this long (default "
+                         "%(default)s)")
+    sc.add_argument("--out", default="results/scale.csv",
+                    help="CSV, appended case by case; cases already in it are skipped")
+    sc.add_argument("--fresh", action="store_true", help="start a new CSV")
+    sc.add_argument("--one", nargs=2, metavar=("FAMILY", "SIZE"), help=argparse.SUPPRESS)
+    sc.add_argument("--part", choices=("graphsolve", "cholmod"), default="graphsolve",
+                    help=argparse.SUPPRESS)
+    sc.add_argument("--npz", help=argparse.SUPPRESS)
+    sc.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    sc.add_argument("--memory-fraction", type=float, help=argparse.SUPPRESS)
+    st = sub.add_parser("scale-table", help="Markdown table of a scale CSV")
+    st.add_argument("file")
     pl = sub.add_parser("plot", help="plots and tables from a results CSV")
     pl.add_argument("file")
     pl.add_argument("--out", help="output directory (default: next to the CSV)")
     args = p.parse_args(argv)
     return {"list": _list, "run": _run, "plot": _plot, "batch": _batch,
             "constraints": _constraints, "dynamics": _dynamics,
-            "contacts": _contacts, "minimal": _minimal}[args.command](args)
+            "contacts": _contacts, "minimal": _minimal, "scale": _scale,
+            "scale-table": _scale_table}[args.command](args)
 
 
 if __name__ == "__main__":

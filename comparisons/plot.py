@@ -1,13 +1,17 @@
 """Plots and tables from a results CSV: time vs nodes per family and kind (log-log, one line per
-solver), and a fill / ratio table in Markdown."""
+solver), and a fill / ratio table in Markdown, all on the native node numbering; with random
+relabellings in the CSV (``run --relabel K``), a table of one solver's time over a peer's on the
+native against the worst random numbering."""
 
 from __future__ import annotations
 
 import csv
+import statistics
 from collections import defaultdict
 from pathlib import Path
 
-__all__ = ["read_results", "plot_results", "fill_table", "ratio_table"]
+__all__ = ["read_results", "plot_results", "fill_table", "ratio_table", "labelling_table",
+           "native"]
 
 REFERENCE_PEER = "cholmod"
 
@@ -17,13 +21,19 @@ def read_results(path) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
+def native(rows: list[dict]) -> list[dict]:
+    """The rows on the generator's own numbering (all rows of a CSV without ``labelling``)."""
+    return [r for r in rows if r.get("labelling") in (None, "", "native")]
+
+
 def _ok(rows):
-    return [r for r in rows if r["status"] == "ok"]
+    return [r for r in native(rows) if r["status"] == "ok"]
 
 
 def plot_results(rows: list[dict], out_dir, stem: str = "comparison",
                  metric: str = "refactor_solve_s") -> list[Path]:
-    """One PNG per (family, kind): ``metric`` in ms vs graph nodes, log-log."""
+    """One PNG per (family, kind): ``metric`` in ms vs graph nodes, log-log (native
+    numbering)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -33,7 +43,7 @@ def plot_results(rows: list[dict], out_dir, stem: str = "comparison",
     out_dir.mkdir(parents=True, exist_ok=True)
     groups = defaultdict(list)
     missing = defaultdict(set)                    # solvers that failed or were skipped
-    for r in rows:
+    for r in native(rows):
         if r["status"] == "ok":
             groups[(r["family"], r["kind"])].append(r)
         else:
@@ -68,7 +78,8 @@ def plot_results(rows: list[dict], out_dir, stem: str = "comparison",
 
 
 def fill_table(rows: list[dict]) -> str:
-    """Markdown: stored factor entries (and fill block pairs for graphsolve) per case."""
+    """Markdown: stored factor entries (and fill block pairs for graphsolve) per case (native
+    numbering)."""
     ok = _ok(rows)
     solvers = sorted({r["solver"] for r in ok})
     cases = sorted({(r["family"], r["kind"], int(r["size"]), int(r["nodes"])) for r in ok})
@@ -91,7 +102,8 @@ def fill_table(rows: list[dict]) -> str:
 
 def ratio_table(rows: list[dict], solver: str = "graphsolve-brudigam-compiled",
                 metric: str = "refactor_solve_s") -> str:
-    """Markdown: ``solver``'s time divided by every other solver's, per case (< 1: faster)."""
+    """Markdown: ``solver``'s time divided by every other solver's, per case (< 1: faster;
+    native numbering)."""
     ok = _ok(rows)
     at = {(r["family"], r["kind"], int(r["size"]), r["solver"]): float(r[metric]) for r in ok}
     peers = sorted({r["solver"] for r in ok} - {solver})
@@ -103,5 +115,33 @@ def ratio_table(rows: list[dict], solver: str = "graphsolve-brudigam-compiled",
         mine = at.get((fam, kind, size, solver))
         cells = [f"{mine / at[(fam, kind, size, p)]:.2f}" if mine and (fam, kind, size, p) in at
                  else "" for p in peers]
+        lines.append(f"| {fam} | {kind} | {size} | {nodes} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def labelling_table(rows: list[dict], solver: str = "graphsolve-auto-compiled",
+                    peer: str = REFERENCE_PEER, metric: str = "refactor_solve_s") -> str:
+    """Markdown: ``solver``'s ``metric`` over ``peer``'s on the same case, on the native
+    numbering and on the worst (largest ratio) and median of the random relabellings, per
+    family, kind and size ("" where a row is missing or not ok)."""
+    at = {(r["family"], r["kind"], int(r["size"]), r.get("labelling") or "native", r["solver"]):
+          float(r[metric]) for r in rows if r["status"] == "ok"}
+    cases = sorted({(r["family"], r["kind"], int(r["size"]), int(r["nodes"])) for r in rows
+                    if r.get("labelling") in (None, "", "native")})
+    labels = sorted({k[3] for k in at} - {"native"})
+    lines = [f"{metric} of {solver} / {peer} by node numbering (below 1: {solver} faster)", "",
+             "| family | kind | size | nodes | native | worst random | median random | "
+             "random labellings |", "|" + "---|" * 8]
+
+    def ratio(fam, kind, size, lab):
+        mine, theirs = at.get((fam, kind, size, lab, solver)), at.get((fam, kind, size, lab, peer))
+        return mine / theirs if mine and theirs else None
+
+    for fam, kind, size, nodes in cases:
+        nat = ratio(fam, kind, size, "native")
+        rnd = [x for x in (ratio(fam, kind, size, lab) for lab in labels) if x is not None]
+        cells = [f"{nat:.2f}" if nat is not None else "",
+                 f"{max(rnd):.2f}" if rnd else "", f"{statistics.median(rnd):.2f}"
+                 if rnd else "", str(len(rnd))]
         lines.append(f"| {fam} | {kind} | {size} | {nodes} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

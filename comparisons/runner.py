@@ -276,8 +276,13 @@ def _failed(exc: Exception) -> dict:
 
 def run(suite, families=None, sizes=None, kinds=None, solvers=None, repeats=None,
         blas_threads: int = 1, progress: bool = True, warmup_s: float = 1.0,
-        min_case_s: float | None = None) -> list[dict]:
+        min_case_s: float | None = None, relabel: int = 0) -> list[dict]:
     """Run a suite (see :mod:`comparisons.suite`) and return one row per case and solver.
+
+    Each case runs on its own numbering (``labelling="native"``) and, with ``relabel`` = K > 0,
+    on K random renumberings of its nodes (``"random-0"`` .. ``"random-<K-1>"``, the same
+    matrix permuted blockwise: :func:`comparisons.suite.relabelled_cases`); a case with pinned
+    orderings (the paper suite) runs native only.
 
     BLAS threads are pinned to ``blas_threads`` (threadpoolctl) for the whole run. Before the
     first case is timed, it is benchmarked untimed for ``warmup_s`` seconds (all solvers):
@@ -293,6 +298,7 @@ def run(suite, families=None, sizes=None, kinds=None, solvers=None, repeats=None
     from tqdm import tqdm
 
     from .solvers import make_solvers
+    from .suite import relabelled_cases
 
     names = tuple(solvers or suite.solvers)
     make_solvers(names)                                   # fail early on unknown names
@@ -307,18 +313,23 @@ def run(suite, families=None, sizes=None, kinds=None, solvers=None, repeats=None
     with limit:
         if triples and warmup_s > 0:
             _warm_up(suite.make_case(*triples[0]), make_solvers(names), warmup_s)
-        bar = tqdm(total=len(triples) * len(names), disable=not progress, unit="run",
-                   desc=f"suite {suite.name}")
+        bar = tqdm(total=len(triples) * len(names) * (1 + relabel), disable=not progress,
+                   unit="run", desc=f"suite {suite.name}")
         for family, size, kind in triples:
-            case = suite.make_case(family, size, kind)
-            base = {"suite": suite.name, "family": family, "size": size, "kind": kind,
-                    "nodes": case.nodes, "N": case.N}
-            bar.set_postfix_str(f"{family} {size} {kind}")
-            for row in bench_case(make_solvers(names), case, repeats or suite.repeats,
-                                  min_case_s=suite.min_case_s if min_case_s is None
-                                  else min_case_s):
-                rows.append({**base, **row})
-                bar.update()
+            native = suite.make_case(family, size, kind)
+            cases = [native] + relabelled_cases(native, relabel)
+            if len(cases) < 1 + relabel:                  # pinned orderings: native only
+                bar.total -= (1 + relabel - len(cases)) * len(names)
+                bar.refresh()
+            for case in cases:
+                base = {"suite": suite.name, "family": family, "size": size, "kind": kind,
+                        "labelling": case.labelling, "nodes": case.nodes, "N": case.N}
+                bar.set_postfix_str(f"{family} {size} {kind} {case.labelling}")
+                for row in bench_case(make_solvers(names), case, repeats or suite.repeats,
+                                      min_case_s=suite.min_case_s if min_case_s is None
+                                      else min_case_s):
+                    rows.append({**base, **row})
+                    bar.update()
         bar.close()
     return rows
 
@@ -333,9 +344,9 @@ def _warm_up(case, solvers, seconds: float) -> None:
             return
 
 
-COLUMNS = ("suite", "family", "size", "kind", "nodes", "N", "solver", "version", "status",
-           "reason", "analyze_s", "factor_s", "refactor_s", "refactor_median_s", "solve_s",
-           "solve_median_s", "refactor_solve_s", "repeats", "residual", "factor_nnz",
+COLUMNS = ("suite", "family", "size", "kind", "labelling", "nodes", "N", "solver", "version",
+           "status", "reason", "analyze_s", "factor_s", "refactor_s", "refactor_median_s",
+           "solve_s", "solve_median_s", "refactor_solve_s", "repeats", "residual", "factor_nnz",
            "fill_pairs", "flops", "gflops", "method")
 
 

@@ -36,7 +36,9 @@ class Case:
     ``kind`` is ``"spd"``, ``"kkt"``, ``"unsymmetric"`` or ``"paper"`` (the original Fig. 9
     benchmark's i.i.d. normal blocks, see :mod:`comparisons.paper`). ``orderings`` maps an
     ordering name to an explicit node order that replaces it for this case (the paper suite
-    pins the original's DFS order).
+    pins the original's DFS order). ``labelling`` names the node numbering: ``"native"`` (the
+    generator's) or, for a case from :func:`comparisons.suite.relabel_case`, a random one, whose
+    node permutation (old node ``i`` is node ``perm[i]``) is ``perm``.
     """
 
     family: str
@@ -46,6 +48,8 @@ class Case:
     b: np.ndarray
     orderings: dict = field(default_factory=dict)
     seed: int = 0
+    labelling: str = "native"
+    perm: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self):
         self.S = sp.csc_matrix(self.A.to_scipy())

@@ -1,34 +1,49 @@
 """Named benchmark suites: graph families × sizes × matrix kinds.
 
-* ``default``: small sizes, every family and kind, a few minutes on 2 cores (``make figures``).
+* ``default``: small sizes, every family and kind (the ``nx-*`` families ``spd`` only), a few
+  minutes on 2 cores (``make figures``). ``nx-ladder`` stays at 200 nodes: numbered rail by rail,
+  the Brüdigam ordering fills it quadratically, and the reference backend took 25 s per
+  factorization at 500 nodes.
 * ``full``: the corrected benchmark at the sizes of the performance targets (path / random tree /
-  ladder up to 2000 nodes, net up to 30×30, crystal up to 8³): true grids, the same
-  well-conditioned matrix for every solver, residuals checked.
+  ladder and their networkx twins up to 2000 nodes, net and ``nx-grid2d`` up to 30×30, crystal
+  and ``nx-grid3d`` up to 8³): true grids, the same well-conditioned matrix for every solver,
+  residuals checked.
+
+Both time graphsolve's default ordering (``graphsolve-auto-compiled``, when graphsolve has
+``"auto"``) first, then the Brüdigam and AMD orderings.
 * ``paper``: Brüdigam et al. (2023) Fig. 9 b-d as the original ran it (see
   :mod:`comparisons.paper`): its graphs and numbering, i.i.d. normal blocks including the fill
   blocks, the dense baseline on a separate random matrix (``dense-lapack-lu-separate``), and,
   beyond the paper, LAPACK and SuperLU on the same matrix. The matrices are neither
   well-conditioned nor safe without pivoting; residuals are recorded, not asserted.
 
-A size is the generator's parameter: nodes for path, random tree and ladder; the side ``k`` for
-net (k×k) and crystal (k×k×k). Kinds: ``spd`` and ``unsymmetric`` on the graph itself, ``kkt``
+A size is the generator's parameter: nodes for path, random tree and ladder (and their networkx
+twins ``nx-ladder``, ``nx-tree``); the side ``k`` for net (k×k), crystal (k×k×k), ``nx-grid2d`` and
+``nx-grid3d``. The ``nx-*`` families are networkx's own generators in networkx's own numbering
+(a ladder rail by rail, grids in ``convert_node_labels_to_integers`` order, a random labelled
+tree), so that a result does not depend on this project's generators numbering nodes well.
+
+:func:`relabel_case` gives the same system under a random numbering of the nodes (``run
+--relabel K``). Kinds: ``spd`` and ``unsymmetric`` on the graph itself, ``kkt``
 on its :func:`~graphsolve.generators.constraint_graph` (bodies 6, constraints 3; crystals are
 over-constrained with 3-row constraints, so they have no kkt case).
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import networkx as nx
 import numpy as np
 
 import graphsolve as gs
 
-from .solvers import Case
+from .solvers import SOLVERS, Case
 
-__all__ = ["Suite", "SUITES", "FAMILIES", "KINDS", "make_graph", "make_case", "make_paper_case"]
+__all__ = ["Suite", "SUITES", "FAMILIES", "KINDS", "make_graph", "make_case", "make_paper_case",
+           "relabel_case", "relabelled_cases", "relabelling_seed", "scalar_permutation"]
 
 KINDS = ("spd", "unsymmetric", "kkt", "paper")
 
@@ -37,12 +52,38 @@ def _ladder(n: int) -> nx.Graph:
     return gs.generators.ladder(n + n % 2)
 
 
+def _nx_ladder(n: int) -> nx.Graph:
+    """``networkx.ladder_graph``: rail ``0..m-1``, then rail ``m..2m-1`` (``m = (n + 1) // 2``
+    rungs, so ``n + n % 2`` nodes like :func:`_ladder`)."""
+    return nx.ladder_graph((n + 1) // 2)
+
+
+def _nx_grid2d(k: int) -> nx.Graph:
+    """``networkx.grid_2d_graph(k, k)`` numbered by ``convert_node_labels_to_integers``."""
+    return nx.convert_node_labels_to_integers(nx.grid_2d_graph(k, k))
+
+
+def _nx_grid3d(k: int) -> nx.Graph:
+    """``networkx.grid_graph(dim=[k, k, k])`` numbered by ``convert_node_labels_to_integers``."""
+    return nx.convert_node_labels_to_integers(nx.grid_graph(dim=[k, k, k]))
+
+
+def _nx_tree(n: int) -> nx.Graph:
+    """``networkx.random_labeled_tree(n, seed=n)`` (``random_tree`` before networkx 3.3)."""
+    make = getattr(nx, "random_labeled_tree", None) or nx.random_tree
+    return make(n, seed=n)
+
+
 FAMILIES = {
     "path": gs.generators.path,
     "random_tree": lambda n: gs.generators.random_tree(n, seed=n),
     "ladder": _ladder,
     "net": gs.generators.net,
     "crystal": gs.generators.crystal,
+    "nx-ladder": _nx_ladder,
+    "nx-grid2d": _nx_grid2d,
+    "nx-grid3d": _nx_grid3d,
+    "nx-tree": _nx_tree,
 }
 
 
@@ -77,6 +118,85 @@ def make_paper_case(family: str, size: int, kind: str = "paper", seed: int = 0) 
                 orderings={"brudigam": list(paper.paper_elimination_order(G))})
 
 
+def relabelling_seed(family: str, size: int, r: int) -> int:
+    """Seed of random labelling ``r`` of a case: derived from ``(family, size, r)`` only (CRC-32
+    of the family name, not Python's salted ``hash``), so runs and machines agree."""
+    ss = np.random.SeedSequence([zlib.crc32(family.encode()), int(size), int(r)])
+    return int(ss.generate_state(1, dtype=np.uint64)[0])
+
+
+def scalar_permutation(block_sizes: np.ndarray, perm: np.ndarray) -> np.ndarray:
+    """Scalar index map of a block permutation: with ``perm[i]`` the new id of old node ``i``,
+    row ``k`` of the permuted matrix is row ``idx[k]`` of the original (``S_new = S[idx][:,
+    idx]``, ``b_new = b[idx]``, ``x = x_new[argsort(idx)]``)."""
+    sizes = np.asarray(block_sizes, dtype=np.int64)
+    old = np.argsort(perm)                        # old node at each new id
+    new_sizes = sizes[old]
+    old_off = np.concatenate([[0], np.cumsum(sizes)])
+    new_off = np.concatenate([[0], np.cumsum(new_sizes)])
+    return (np.repeat(old_off[old] - new_off[:-1], new_sizes)
+            + np.arange(int(new_off[-1]), dtype=np.int64))
+
+
+def _relabelled_graph(G: nx.Graph, perm: np.ndarray) -> nx.Graph:
+    """``G`` with node ``i`` renamed ``perm[i]`` (node, edge and graph attributes kept; the
+    node ids in a constraint's ``bodies`` and in ``zero_diagonal`` renamed too), nodes inserted
+    in new-id order and edges sorted by new ids, so that no iteration order of the result
+    follows the old numbering."""
+    old = np.argsort(perm)
+    H = nx.Graph()
+    H.graph.update(G.graph)
+    if "zero_diagonal" in H.graph:
+        H.graph["zero_diagonal"] = sorted(int(perm[v]) for v in H.graph["zero_diagonal"])
+    nodes = G.nodes
+    for p, i in enumerate(old.tolist()):
+        data = dict(nodes[i])
+        if "bodies" in data:
+            data["bodies"] = tuple(sorted(int(perm[v]) for v in data["bodies"]))
+        H.add_node(p, **data)
+    edges = list(G.edges(data=True))
+    if edges:
+        uv = perm[np.array([(u, v) for u, v, _ in edges], dtype=np.int64)]
+        lo, hi = uv.min(axis=1), uv.max(axis=1)
+        order = np.lexsort((hi, lo))
+        H.add_edges_from((int(lo[k]), int(hi[k]), edges[k][2]) for k in order.tolist())
+    return H
+
+
+def relabel_case(case: Case, seed: int, labelling: str | None = None) -> Case:
+    """The same system under a random numbering of its nodes.
+
+    ``perm = default_rng(seed).permutation(n)`` gives old node ``i`` the id ``perm[i]``; the
+    matrix is permuted blockwise (``P S Pᵀ`` with the scalar permutation of
+    :func:`scalar_permutation`), the right-hand side likewise, and the graph renamed with its
+    node attributes (``role``, ``size``, ``bodies``), so every solver sees the same matrix as on
+    the original case up to the numbering. The new case's ``labelling`` is ``labelling``
+    (default ``"seed-<seed>"``) and ``perm`` the node permutation.
+
+    Raises ``ValueError`` for a case with pinned orderings (``case.orderings``: explicit node
+    orders of the original numbering, e.g. the paper suite's).
+    """
+    if case.orderings:
+        raise ValueError(f"case {case.family} {case.size} pins orderings "
+                         f"{sorted(case.orderings)} to its own numbering: not relabelled")
+    A = case.A
+    perm = np.random.default_rng(seed).permutation(A.n_nodes)
+    idx = scalar_permutation(A.block_sizes, perm)
+    S = case.S[idx][:, idx]
+    G = _relabelled_graph(A.graph, perm)
+    B = gs.BlockMatrix.from_scipy(S, A.block_sizes[np.argsort(perm)], graph=G)
+    return replace(case, A=B, b=case.b[idx], labelling=labelling or f"seed-{seed}", perm=perm)
+
+
+def relabelled_cases(case: Case, k: int) -> list[Case]:
+    """``k`` random relabellings of ``case`` (:func:`relabel_case`), labelled ``random-<r>``,
+    with the seeds of :func:`relabelling_seed`; none for a case with pinned orderings."""
+    if case.orderings:
+        return []
+    return [relabel_case(case, relabelling_seed(case.family, case.size, r), f"random-{r}")
+            for r in range(k)]
+
+
 @dataclass(frozen=True)
 class Suite:
     """Families with their sizes, the kinds to run, the solvers, and repetitions (at least
@@ -106,25 +226,39 @@ class Suite:
 
 PEERS = ("cholmod", "qdldl", "superlu-colamd", "superlu-natural", "dense-lapack-lu",
          "dense-block-ldu")
-GRAPHSOLVE = ("graphsolve-brudigam-compiled", "graphsolve-amd-compiled",
-              "graphsolve-brudigam-reference")
-NO_KKT_CRYSTAL = frozenset({("crystal", "kkt")})
+
+
+def _graphsolve(*orderings: str) -> tuple[str, ...]:
+    """``graphsolve-<ordering>-compiled`` for the orderings graphsolve has (``"auto"`` is left
+    out by a graphsolve without it)."""
+    return tuple(f"graphsolve-{o}-compiled" for o in orderings
+                 if f"graphsolve-{o}-compiled" in SOLVERS)
+
+
+GRAPHSOLVE = _graphsolve("auto", "brudigam", "amd") + ("graphsolve-brudigam-reference",)
+NX_FAMILIES = ("nx-ladder", "nx-grid2d", "nx-grid3d", "nx-tree")
+NO_KKT_CRYSTAL = frozenset({("crystal", "kkt"), ("nx-grid3d", "kkt")})
+NX_SPD_ONLY = frozenset((f, k) for f in NX_FAMILIES for k in ("unsymmetric", "kkt"))
 
 SUITES = {
     "default": Suite(
         "default",
         sizes={"path": (100, 500), "random_tree": (100, 500), "ladder": (100, 500),
-               "net": (6, 12), "crystal": (3, 5)},
+               "net": (6, 12), "crystal": (3, 5), "nx-ladder": (200,), "nx-grid2d": (12,),
+               "nx-grid3d": (5,), "nx-tree": (500,)},
         kinds=("spd", "unsymmetric", "kkt"), solvers=GRAPHSOLVE + PEERS, repeats=3,
-        description="small sizes, every family and kind (minutes)", skip=NO_KKT_CRYSTAL),
+        description="small sizes, every family and kind (nx-* families spd only) (minutes)",
+        skip=NO_KKT_CRYSTAL | NX_SPD_ONLY),
     "full": Suite(
         "full",
         sizes={"path": (100, 250, 500, 1000, 2000), "random_tree": (100, 250, 500, 1000, 2000),
                "ladder": (100, 250, 500, 1000, 2000), "net": (6, 12, 18, 24, 30),
-               "crystal": (3, 4, 6, 8)},
+               "crystal": (3, 4, 6, 8), "nx-ladder": (100, 250, 500, 1000, 2000),
+               "nx-grid2d": (6, 12, 18, 24, 30), "nx-grid3d": (3, 4, 6, 8),
+               "nx-tree": (100, 250, 500, 1000, 2000)},
         kinds=("spd", "unsymmetric", "kkt"),
-        solvers=GRAPHSOLVE[:2] + ("graphsolve-dfs-compiled", "graphsolve-natural-compiled")
-        + PEERS, repeats=7, description="corrected benchmark at the target sizes",
+        solvers=_graphsolve("auto", "brudigam", "amd", "dfs", "natural") + PEERS, repeats=7,
+        description="corrected benchmark at the target sizes",
         skip=NO_KKT_CRYSTAL, min_case_s=2.0),
     "paper": Suite(
         "paper",
