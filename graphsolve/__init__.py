@@ -14,6 +14,7 @@ from . import dense, generators
 from .batch import BatchFactorization, factorize_batch
 from .constraints import ConstraintSolution, ConstraintSystem, InfeasibleConstraintsError
 from .errors import (
+    DTypeError,
     GraphError,
     GraphSolveError,
     GraphSolveWarning,
@@ -34,6 +35,7 @@ __all__ = [
     "BlockMatrix",
     "ConstraintSolution",
     "ConstraintSystem",
+    "DTypeError",
     "Factorization",
     "GraphError",
     "GraphSolveError",

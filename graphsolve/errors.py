@@ -12,6 +12,7 @@ __all__ = [
     "GraphSolveError",
     "GraphError",
     "ShapeError",
+    "DTypeError",
     "NonFiniteError",
     "PatternError",
     "SingularBlockError",
@@ -29,6 +30,10 @@ class GraphError(GraphSolveError):
 
 class ShapeError(GraphSolveError):
     """An array or block has the wrong shape (non-square block, sizes not summing to N, b)."""
+
+
+class DTypeError(GraphSolveError, TypeError):
+    """An array's dtype cannot be computed in float64 without loss (complex, object, str)."""
 
 
 class NonFiniteError(GraphSolveError):

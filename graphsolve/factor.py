@@ -14,7 +14,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .errors import GraphSolveError, NonFiniteError, PatternError, ShapeError, SingularBlockError
-from .kernels import KERNELS
+from .kernels import KERNELS, assembly
 from .kernels.reference import PIVOT_RTOL
 from .matrix import BlockMatrix, block_coordinates
 from .ordering import Analysis, analyze
@@ -51,14 +51,15 @@ class Factorization:
         self.method = method
         self.backend = backend
         an = analysis
+        # np.zeros, not zeros_like: fresh pages stay untouched until used (U never is in LDLᵀ)
         self._D = np.zeros(int(an.d_ptr[-1]))
-        self._Dlu = np.zeros_like(self._D)
+        self._Dlu = np.zeros(int(an.d_ptr[-1]))
         self._piv = np.zeros(an.N, dtype=np.int32)
         self._L = np.zeros(int(an.fe_ptr[-1]))
-        self._U = np.zeros_like(self._L)
+        self._U = np.zeros(int(an.fe_ptr[-1]))
         self._kernel = KERNELS[backend]
         self._work = self._kernel.work_buffers(analysis) if backend == "compiled" else None
-        self._maps: dict[bytes, GatherMap] = {}  # layout of A -> its gather map
+        self._maps: list[tuple] = []              # (edges, block_sizes, GatherMap) per layout
         self._last_map: tuple | None = None       # (edges, block_sizes, map) of the last A
         self._valid = False
         self._implicit = False          # fused_handle(implicit=True) was made
@@ -101,6 +102,21 @@ class Factorization:
         self._valid = True
         return self
 
+    def _try_exact_ldlt(self, A: BlockMatrix) -> bool:
+        """Run the LDLᵀ kernel; True (and valid) if it succeeded on exactly symmetric values.
+
+        The kernel compares every upper block with its lower block's transpose while it loads
+        them, so ``method="auto"`` needs no symmetry pass of its own on symmetric input; on
+        anything else (unsymmetric, singular, NaN) the caller decides with the full checks."""
+        self._valid = False
+        self._explicit_cache.clear()
+        _check_compatible(A, self.analysis)
+        status, self._counts, finite, exact = self._kernel.refactor(
+            self.analysis, A.data, self._layout(A), self._D, self._Dlu, self._piv, self._L,
+            self._U, True, self._work, self.pivot_rtol)
+        self._valid = status < 0 and finite and exact
+        return self._valid
+
     @property
     def stats(self) -> dict:
         """Sizes, fill, stored scalars and flops of this factorization, and ``block_ops``: the
@@ -118,11 +134,14 @@ class Factorization:
         last = self._last_map                 # the same matrix again: no pattern hashing
         if last is not None and last[0] is A.edges and last[1] is A.block_sizes:
             return last[2]
-        key = A.block_sizes.tobytes() + A.edges.tobytes()
-        if key not in self._maps:
-            self._maps[key] = GatherMap(A, self.analysis)
-        self._last_map = (A.edges, A.block_sizes, self._maps[key])
-        return self._maps[key]
+        gmap = next((m for edges, sizes, m in self._maps   # layouts are read-only arrays
+                     if (edges is A.edges or np.array_equal(edges, A.edges))
+                     and (sizes is A.block_sizes or np.array_equal(sizes, A.block_sizes))), None)
+        if gmap is None:
+            gmap = GatherMap(A, self.analysis)
+            self._maps.append((A.edges, A.block_sizes, gmap))
+        self._last_map = (A.edges, A.block_sizes, gmap)
+        return gmap
 
     def fused_handle(self, A: BlockMatrix, implicit: bool = False) -> tuple:
         """Low-level hook for numba code: a ``handle`` such that
@@ -348,14 +367,20 @@ def factorize(A: BlockMatrix, method: str = "auto", ordering="auto",
     if backend not in BACKENDS:
         raise GraphSolveError(f"unknown or unavailable backend {backend!r}; available: "
                               f"{BACKENDS}")
-    A.check_finite()
-    if method == "auto":
-        method = "ldlt" if A.is_symmetric() else "ldu"
     if analysis is None:
         analysis = analyze(A, ordering, root=root)
     if backend == "auto":
         backend = "compiled" if "compiled" in KERNELS else "reference"
-    return Factorization(analysis, method, backend, pivot_rtol).refactor(A)
+    if method != "auto":
+        return Factorization(analysis, method, backend, pivot_rtol).refactor(A)
+    F = Factorization(analysis, "ldlt", backend, pivot_rtol)
+    if F._try_exact_ldlt(A):                      # exactly symmetric: the LDLᵀ stands
+        return F
+    A.check_finite()                              # NaN/inf: raise, naming the block
+    if A.is_symmetric():                          # symmetric but singular: LDLᵀ's error
+        return F.refactor(A)
+    F.method = "ldu"
+    return F.refactor(A)
 
 
 def solve(A: BlockMatrix, b: np.ndarray, **kwargs) -> np.ndarray:
@@ -400,13 +425,21 @@ class GatherMap:
 
     def __init__(self, A: BlockMatrix, an: Analysis, transpose: bool = False):
         _check_compatible(A, an)
-        n = an.n_nodes
         i, j = A.edges[:, 0], A.edges[:, 1]
+        a_indptr, a_indices = A._edge_csr()
+        e, bad = assembly.factor_pairs_of_edges(a_indptr, a_indices, an.position, an.child_ptr,
+                                                an.fe_child)
+        if bad >= 0:
+            u, v = (int(x) for x in A.edges[bad])
+            raise PatternError(f"block ({u}, {v}) is not in the analysed pattern: the analysis "
+                               "has no edge there; analyze the new graph", (u, v))
+        if not np.array_equal(A.edges[i < j], an.edges):  # not the analysed graph itself
+            inside = an.has_edges(A.edges)                # a fill pair is not an edge
+            if not inside.all():
+                u, v = (int(x) for x in A.edges[np.flatnonzero(~inside)[0]])
+                raise PatternError(f"block ({u}, {v}) is not in the analysed pattern: the "
+                                   "analysis has no edge there; analyze the new graph", (u, v))
         lower = an.position[i] > an.position[j]          # block (i, j) lies in L
-        par, chi = np.where(lower, i, j), np.where(lower, j, i)
-        fe_keys = an.fe_parent * n + an.fe_child
-        sorter = np.argsort(fe_keys)
-        e = sorter[np.searchsorted(fe_keys, par * n + chi, sorter=sorter)]
         self.n_diag = int(A.diag_ptr[-1])
         self.src = np.ascontiguousarray(A.edge_ptr[:-1])
         self.dst = np.ascontiguousarray(an.fe_ptr[e])
@@ -456,11 +489,6 @@ def _check_compatible(A: BlockMatrix, an: Analysis) -> None:
         raise ShapeError(f"node {i} has block size {int(A.block_sizes[i])} in the matrix but "
                          f"{int(an.block_sizes[i])} in the analysis; analyze the matrix itself "
                          "(gs.analyze(A)) or pass block_sizes= to gs.analyze")
-    inside = an.has_edges(A.edges)
-    if not inside.all():
-        u, v = (int(x) for x in A.edges[np.flatnonzero(~inside)[0]])
-        raise PatternError(f"block ({u}, {v}) is not in the analysed pattern: the analysis "
-                           "has no edge there; analyze the new graph", (u, v))
 
 
 def _singular_error(an: Analysis, node: int) -> SingularBlockError:

@@ -15,8 +15,9 @@ import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import GraphError, NonFiniteError, PatternError, ShapeError
+from .errors import DTypeError, GraphError, NonFiniteError, PatternError, ShapeError
 from .graph import block_offsets, check_graph, resolve_block_sizes
+from .kernels import assembly
 
 __all__ = ["BlockMatrix", "random_block_matrix", "block_coordinates"]
 
@@ -71,28 +72,67 @@ class BlockMatrix:
 
     def __init__(self, graph: nx.Graph, block_sizes: np.ndarray, data: np.ndarray | None = None):
         n = check_graph(graph)
-        self.graph = graph
-        self.block_sizes = np.asarray(block_sizes, dtype=np.int64)
-        if self.block_sizes.shape != (n,):
-            raise ShapeError(f"{self.block_sizes.size} block sizes for a graph of {n} nodes")
-        self.offsets = block_offsets(self.block_sizes)
-        N = int(self.offsets[-1])
-        self.shape = (N, N)
+        sizes = np.array(block_sizes, dtype=np.int64)   # a copy: the layout becomes read-only
+        if sizes.shape != (n,):
+            raise ShapeError(f"{sizes.size} block sizes for a graph of {n} nodes")
         edges = np.array(graph.edges, dtype=np.int64).reshape(-1, 2)
         directed = np.concatenate([edges, edges[:, ::-1]])
         directed = directed[np.lexsort((directed[:, 1], directed[:, 0]))]
+        self._set_layout(sizes, directed, data)
+        self._graph = graph
+        graph.graph["zero_diagonal"] = self._zero_at_build = self._zero_diagonal()
+
+    def _set_layout(self, sizes: np.ndarray, directed: np.ndarray,
+                    data: np.ndarray | None) -> None:
+        """Offsets of the flat buffer for ``sizes`` and the sorted directed ``edges``."""
+        n = sizes.size
+        sizes.flags.writeable = False               # the layout is fixed: copies share it
+        directed.flags.writeable = False
+        self.block_sizes = sizes
+        self.offsets = block_offsets(sizes)
+        N = int(self.offsets[-1])
+        self.shape = (N, N)
         self.edges = directed                       # (m, 2) directed pairs, sorted
         self._edge_keys = directed[:, 0] * n + directed[:, 1]
-        s = self.block_sizes
-        self.diag_ptr = block_offsets(s * s)
-        self.edge_ptr = self.diag_ptr[-1] + block_offsets(s[directed[:, 0]] * s[directed[:, 1]])
+        self.diag_ptr = block_offsets(sizes * sizes)
+        self.edge_ptr = self.diag_ptr[-1] + block_offsets(sizes[directed[:, 0]]
+                                                          * sizes[directed[:, 1]])
         size = int(self.edge_ptr[-1])
         if data is None:
             data = np.zeros(size)
-        elif data.shape != (size,):
-            raise ShapeError(f"flat data has shape {data.shape}, layout needs ({size},)")
+        else:
+            data = _as_float64(data, "data")
+            if data.shape != (size,):
+                raise ShapeError(f"flat data has shape {data.shape}, layout needs ({size},)")
         self.data = data
-        graph.graph["zero_diagonal"] = self._zero_diagonal()
+
+    def _like(self, data: np.ndarray, graph: nx.Graph | None) -> BlockMatrix:
+        """A matrix sharing this one's layout arrays (not copied), holding ``data``."""
+        data = _as_float64(data, "data")
+        if data.shape != self.data.shape:
+            raise ShapeError(f"flat data has shape {data.shape}, layout needs "
+                             f"{self.data.shape}")
+        B = object.__new__(BlockMatrix)
+        B.__dict__.update(self.__dict__)
+        B.data, B._graph = data, graph
+        return B
+
+    @property
+    def graph(self) -> nx.Graph:
+        """The block graph as a :class:`networkx.Graph` (built on first access for matrices
+        made by :meth:`from_scipy` without a graph)."""
+        if self._graph is None:
+            G = nx.Graph()
+            G.add_nodes_from(range(self.n_nodes))
+            und = self.edges[self.edges[:, 0] < self.edges[:, 1]]
+            G.add_edges_from(und.tolist())
+            G.graph["zero_diagonal"] = self._zero_at_build
+            self._graph = G
+        return self._graph
+
+    @graph.setter
+    def graph(self, G: nx.Graph) -> None:
+        self._graph = G
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -103,6 +143,8 @@ class BlockMatrix:
         Parameters
         ----------
         S : scipy.sparse matrix/array or ndarray, shape (N, N)
+            Real values (stored as float64). CSR and CSC are read in place; other formats
+            are converted to CSR first.
         block_sizes : sequence of int (one per node, summing to N), or int (equal blocks)
         graph : networkx.Graph, optional
             The block graph. If None it is inferred from the nonzero blocks of ``S``. If given,
@@ -114,10 +156,18 @@ class BlockMatrix:
             ``S`` not square, or block sizes not summing to N.
         PatternError
             A nonzero block ``(i, j)`` with ``(i, j)`` not an edge of ``graph``.
+        DTypeError
+            ``S`` is complex or not numeric (graphsolve computes in float64).
         """
-        S = sp.coo_array(S) if not sp.issparse(S) else sp.coo_array(S.tocoo())
-        if S.ndim != 2 or S.shape[0] != S.shape[1]:
+        if not sp.issparse(S):
+            S = np.asarray(S)
+            _check_dtype(S.dtype, "S")
+            if S.ndim != 2 or S.shape[0] != S.shape[1]:
+                raise ShapeError(f"matrix must be square, got shape {S.shape}")
+            S = sp.csr_array(S)
+        if len(S.shape) != 2 or S.shape[0] != S.shape[1]:
             raise ShapeError(f"matrix must be square, got shape {S.shape}")
+        _check_dtype(S.dtype, "S")
         N = S.shape[0]
         raw = np.atleast_1d(np.asarray(block_sizes))
         if raw.ndim != 1 or raw.size == 0 or raw.dtype == bool or not np.issubdtype(
@@ -132,22 +182,27 @@ class BlockMatrix:
             sizes = raw.astype(np.int64)
         if sizes.sum() != N:
             raise ShapeError(f"block sizes sum to {int(sizes.sum())} but the matrix has N = {N}")
-        S.sum_duplicates()
-        keep = S.data != 0
-        rows, cols, vals = S.row[keep].astype(np.int64), S.col[keep].astype(np.int64), S.data[keep]
-        off = block_offsets(sizes)
+        transposed = S.format == "csc"             # CSC arrays are the CSR arrays of S.T
+        S = S if S.format in ("csr", "csc") else S.tocsr()
+        if not S.has_canonical_format:             # duplicates must add up before the pattern
+            S = S.copy()
+            S.sum_duplicates()
+        indptr, indices = S.indptr, S.indices
+        vals = np.asarray(S.data, dtype=np.float64)
         n = sizes.size
-        if np.all(sizes == sizes[0]):              # equal blocks: block = row // size
-            bi, bj = rows // sizes[0], cols // sizes[0]
-        else:
-            bi = np.searchsorted(off, rows, side="right") - 1
-            bj = np.searchsorted(off, cols, side="right") - 1
+        off = block_offsets(sizes)
+        blk = np.repeat(np.arange(n, dtype=np.int64), sizes)
         if graph is None:
-            graph = nx.Graph()
-            graph.add_nodes_from(range(n))
-            off_diag = bi != bj
-            keys = np.unique(np.minimum(bi, bj)[off_diag] * n + np.maximum(bi, bj)[off_diag])
-            graph.add_edges_from(zip((keys // n).tolist(), (keys % n).tolist(), strict=True))
+            pi, pj = assembly.nonzero_block_pairs(indptr, indices, vals, blk, off)
+            e_indptr, e_indices = assembly.symmetric_block_pattern(n, pi, pj)
+            del pi, pj
+            directed = np.empty((e_indices.size, 2), np.int64)
+            directed[:, 0] = np.repeat(np.arange(n, dtype=np.int64), np.diff(e_indptr))
+            directed[:, 1] = e_indices
+            A = object.__new__(cls)
+            A._set_layout(sizes, directed, None)
+            A._graph = None
+            A._csr = (e_indptr, e_indices)
         else:
             if check_graph(graph) != n:
                 raise ShapeError(f"{n} block sizes but the graph has {graph.number_of_nodes()} "
@@ -156,9 +211,18 @@ class BlockMatrix:
             for i, s in graph.nodes(data="size"):
                 if s is not None and s != sizes[i]:
                     raise ShapeError(f"node {i} has size attribute {s} but block size {sizes[i]}")
-        A = cls(graph, sizes)
-        A._scatter(bi, bj, rows - off[bi], cols - off[bj], vals)
-        A.graph.graph["zero_diagonal"] = A._zero_diagonal()
+            A = cls(graph, sizes)
+            e_indptr, e_indices = A._edge_csr()
+        mirror = A._transpose_edges() if transposed else np.zeros(0, np.int64)
+        bi, bj = assembly.scatter_compressed(indptr, indices, vals, blk, off, sizes, A.diag_ptr,
+                                             e_indptr, e_indices, A.edge_ptr, mirror,
+                                             transposed, A.data)
+        if bi >= 0:
+            raise PatternError(f"nonzero block {(int(bi), int(bj))} lies outside the graph (no "
+                               f"edge {bi}-{bj})", (int(bi), int(bj)))
+        A._zero_at_build = A._zero_diagonal()
+        if A._graph is not None:
+            A._graph.graph["zero_diagonal"] = A._zero_at_build
         return A
 
     @classmethod
@@ -212,7 +276,7 @@ class BlockMatrix:
             A.block(i, j)[...] = blk
             if (j, i) not in given:
                 A.block(j, i)[...] = blk.T
-        A.graph.graph["zero_diagonal"] = A._zero_diagonal()
+        A.graph.graph["zero_diagonal"] = A._zero_at_build = A._zero_diagonal()
         return A
 
     # ------------------------------------------------------------------ access
@@ -238,11 +302,20 @@ class BlockMatrix:
         return self.data[start:start + si * sj].reshape(si, sj)
 
     def copy(self) -> BlockMatrix:
-        return BlockMatrix(self.graph.copy(), self.block_sizes.copy(), self.data.copy())
+        """A copy of the values (the layout arrays, never written, are shared)."""
+        return self._like(self.data.copy(), None if self._graph is None else self._graph.copy())
 
     def with_data(self, data: np.ndarray) -> BlockMatrix:
-        """A matrix on the same graph and layout holding ``data`` (not copied)."""
-        return BlockMatrix(self.graph.copy(), self.block_sizes, np.asarray(data, dtype=float))
+        """A matrix on the same graph and layout holding ``data`` (not copied if float64).
+
+        Raises
+        ------
+        ShapeError
+            ``data`` does not have the shape of :attr:`data`.
+        DTypeError
+            ``data`` is complex or not numeric.
+        """
+        return self._like(data, None if self._graph is None else self._graph.copy())
 
     # ------------------------------------------------------------------ conversion
     def _entry_coordinates(self) -> tuple[np.ndarray, np.ndarray]:
@@ -265,6 +338,14 @@ class BlockMatrix:
         rows, cols = self._entry_coordinates()
         out[rows, cols] = self.data
         return out
+
+    def _edge_csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """The directed edges as CSR ``(indptr, indices)`` (made once, shared by copies)."""
+        csr = self.__dict__.get("_csr")
+        if csr is None:
+            indptr = block_offsets(np.bincount(self.edges[:, 0], minlength=self.n_nodes))
+            csr = self._csr = (indptr, np.ascontiguousarray(self.edges[:, 1]))
+        return csr
 
     def _transpose_edges(self) -> np.ndarray:
         """``rev`` with ``edges[rev[e]] == edges[e][::-1]``."""
@@ -327,7 +408,8 @@ class BlockMatrix:
         s = self.block_sizes
         nz = np.add.reduceat(np.abs(self.data[: self.diag_ptr[-1]]), self.diag_ptr[:-1]) != 0
         zero = {int(i) for i in np.flatnonzero(~nz)} if s.size else set()
-        zero.update(i for i, r in self.graph.nodes(data="role") if r == "constraint")
+        if self._graph is not None:
+            zero.update(i for i, r in self._graph.nodes(data="role") if r == "constraint")
         return tuple(sorted(zero))
 
     def _scatter(self, bi, bj, li, lj, vals) -> None:
@@ -347,6 +429,24 @@ class BlockMatrix:
             raise PatternError(f"nonzero block {blk} lies outside the graph (no edge "
                                f"{blk[0]}-{blk[1]})", blk)
         self.data[self.edge_ptr[k] + li[~diag] * s[oj] + lj[~diag]] = vals[~diag]
+
+
+def _check_dtype(dtype: np.dtype, what: str) -> None:
+    """Refuse what graphsolve cannot compute in float64 without losing information."""
+    if np.issubdtype(dtype, np.complexfloating):
+        raise DTypeError(f"{what} is complex ({dtype}); graphsolve factors real matrices only "
+                         "(float64): split into real and imaginary parts or use scipy.sparse."
+                         "linalg.splu")
+    if not (np.issubdtype(dtype, np.floating) or np.issubdtype(dtype, np.integer)
+            or dtype == np.bool_):
+        raise DTypeError(f"{what} has dtype {dtype}; expected real numbers")
+
+
+def _as_float64(a, what: str) -> np.ndarray:
+    """``a`` as a float64 array (no copy if it already is one); DTypeError if complex."""
+    a = np.asarray(a)
+    _check_dtype(a.dtype, what)
+    return a if a.dtype == np.float64 else a.astype(np.float64)
 
 
 # ---------------------------------------------------------------------- random matrices

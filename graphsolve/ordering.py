@@ -652,22 +652,32 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "auto", root: int | None = N
     from .matrix import BlockMatrix
 
     if isinstance(G_or_A, BlockMatrix):
-        G = G_or_A.graph
-        if block_sizes is None:
-            block_sizes = G_or_A.block_sizes
+        A = G_or_A
+        G = A._graph                              # None: never asked for, no networkx needed
+        if G is None and block_sizes is not None:
+            G = A.graph
         if zero_diagonal is None:                  # current values (roles included)
-            zero_diagonal = frozenset(G.graph.get("zero_diagonal", ())) | \
-                G_or_A.zero_diagonal()
-        directed = G_or_A.edges                     # both directions, sorted: CSR order
+            zero_diagonal = frozenset(A._zero_at_build) | A.zero_diagonal()
+        if block_sizes is None:
+            block_sizes = A.block_sizes
+        directed = A.edges                          # both directions, sorted: CSR order
         edges = directed[directed[:, 0] < directed[:, 1]]
+        n = A.n_nodes
     else:
         G = G_or_A
         edges = directed = None
-    n = check_graph(G)
-    sizes = _resolve_block_sizes(G, n, block_sizes)
-    zero = frozenset(zero_diagonal_nodes(G) if zero_diagonal is None else zero_diagonal)
-    if root is not None and root not in G:
-        raise GraphError(f"root {root!r} is not a node of the graph")
+        n = check_graph(G)
+    if G is None:                                  # a BlockMatrix's own layout, checked
+        sizes = np.array(block_sizes, dtype=np.int64)
+        zero = frozenset(zero_diagonal)
+        if root is not None and not (isinstance(root, (int, np.integer))
+                                     and not isinstance(root, bool) and 0 <= root < n):
+            raise GraphError(f"root {root!r} is not a node of the graph")
+    else:
+        sizes = _resolve_block_sizes(G, n, block_sizes)
+        zero = frozenset(zero_diagonal_nodes(G) if zero_diagonal is None else zero_diagonal)
+        if root is not None and root not in G:
+            raise GraphError(f"root {root!r} is not a node of the graph")
     if edges is None:
         edges = np.array(sorted((min(u, v), max(u, v)) for u, v in G.edges),
                          dtype=np.int64).reshape(-1, 2)
@@ -698,7 +708,7 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "auto", root: int | None = N
             raise GraphError(f"ordering must be a permutation of 0..{n - 1}; got {order.size} "
                              "entries" + (" with repeats or unknown nodes"
                                           if order.size == n else ""))
-    node_data = {v: dict(d) for v, d in G.nodes(data=True) if d}
+    node_data = {} if G is None else {v: dict(d) for v, d in G.nodes(data=True) if d}
     return _symbolic(n, edges, indptr, indices, sizes, name, np.asarray(order, np.int64),
                      deferred, zero, root, node_data, source, candidates)
 

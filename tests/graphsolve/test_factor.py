@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import graphsolve as gs
 from graphsolve import generators as gen
+from graphsolve.factor import GatherMap
 from tests.conftest import dense_oracle_solve, oracle_solve, rel_error, rel_residual
 
 PROPERTY = settings(max_examples=30, deadline=None)
@@ -1010,3 +1011,67 @@ def test_ldlt_indefinite_pivot_blocks_fall_back_to_lu(backend, family, size):
         definite = [bool(np.all(w > 0) or np.all(w < 0)) for w in eig]
         assert (first < 0).tolist() == definite
         assert 0 < sum(definite) < an.n_nodes
+
+
+# ---------------------------------------------------------------------------------------------
+# the gather map (compiled kernels.assembly.factor_pairs_of_edges) and method="auto"
+# ---------------------------------------------------------------------------------------------
+
+
+@given(n=st.integers(2, 25), extra=st.integers(0, 30), seed=st.integers(0, 10_000),
+       ordering=st.sampled_from(["auto", "brudigam", "amd", "natural"]))
+@PROPERTY
+def test_gather_map_pairs_match_searchsorted_oracle(n, extra, seed, ordering):
+    """Every block of A lands on the factor pair of {i, j} (parent = later eliminated node),
+    found here by a sort of the pairs' keys, on relabelled random graphs with fill."""
+    rng = np.random.default_rng(seed)
+    G = gen.random_graph(n, extra_edges=min(extra, n * (n - 1) // 2 - (n - 1)), seed=seed)
+    G = nx.relabel_nodes(G, dict(enumerate(rng.permutation(n).tolist())))
+    A = gs.random_block_matrix(G, "unsymmetric", block_size=2, seed=seed)
+    an = gs.analyze(A, ordering)
+    gm = GatherMap(A, an)
+    i, j = A.edges[:, 0], A.edges[:, 1]
+    later = an.position[i] > an.position[j]
+    par, chi = np.where(later, i, j), np.where(later, j, i)
+    keys = an.fe_parent * n + an.fe_child
+    e = np.argsort(keys)[np.searchsorted(np.sort(keys), par * n + chi)]
+    np.testing.assert_array_equal(an.fe_parent[e], par)
+    np.testing.assert_array_equal(an.fe_child[e], chi)
+    np.testing.assert_array_equal(gm.dst, an.fe_ptr[e])
+    np.testing.assert_array_equal(gm.upper, ~later)
+
+
+@pytest.mark.parametrize("backend", ["compiled", "reference"])
+def test_method_auto_picks_ldlt_only_for_exactly_symmetric(backend):
+    """auto runs the LDLᵀ kernel first and keeps it only when the kernel saw exactly symmetric
+    values; one entry off by one ulp makes it LDU, with the same solution as numpy's."""
+    A = gs.random_block_matrix(gen.ladder(6), "spd", block_size=3, seed=2)
+    F = gs.factorize(A, backend=backend)
+    assert F.method == "ldlt"
+    B = A.copy()
+    k = int(B.edge_ptr[3]) + 1
+    B.data[k] = np.nextafter(B.data[k], np.inf)
+    G = gs.factorize(B, backend=backend)
+    assert G.method == "ldu"
+    b = rhs(B.shape[0])
+    np.testing.assert_allclose(G.solve(b), np.linalg.solve(B.to_dense(), b), rtol=1e-10)
+
+
+@pytest.mark.parametrize("backend", ["compiled", "reference"])
+def test_method_auto_singular_symmetric_and_nan_errors(backend):
+    """auto on a symmetric matrix with a singular pivot raises LDLᵀ's SingularBlockError;
+    NaN raises NonFiniteError naming the block, in both cases with no factor returned."""
+    A = gs.random_block_matrix(gen.path(4), "spd", block_size=2, seed=0)
+    S = A.copy()
+    S.block(2, 2)[...] = 0.0
+    S.block(1, 2)[...] = 0.0
+    S.block(2, 1)[...] = 0.0
+    S.block(2, 3)[...] = 0.0
+    S.block(3, 2)[...] = 0.0
+    with pytest.raises(gs.SingularBlockError) as exc:
+        gs.factorize(S, backend=backend)
+    assert exc.value.node == 2
+    N = A.copy()
+    N.block(3, 2)[1, 0] = np.nan
+    with pytest.raises(gs.NonFiniteError, match=r"\(3, 2\)"):
+        gs.factorize(N, backend=backend)

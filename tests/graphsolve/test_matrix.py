@@ -158,8 +158,9 @@ def test_from_scipy_inference_ignores_explicit_zeros_and_cancelling_duplicates()
     np.testing.assert_array_equal(A.to_dense(), np.diag([1.0, 2.0, 3.0]))
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
 @pytest.mark.parametrize("bad", [(0, 3), (3, 0), (1, 4), (4, 2)])
-def test_from_scipy_pattern_error_names_block(bad):
+def test_from_scipy_pattern_error_names_block(bad, fmt):
     G = gen.path(5)                    # edges (0,1) (1,2) (2,3) (3,4)
     sizes = [2, 1, 3, 1, 2]
     off = offsets_of(sizes)
@@ -167,8 +168,9 @@ def test_from_scipy_pattern_error_names_block(bad):
     M = random_pattern_matrix(G, sizes, rng, zero_blocks=False)
     i, j = bad
     M[off[i + 1] - 1, off[j]] = 7.0    # one entry in block (i, j), not an edge
+    S = {"csr": sp.csr_array, "csc": sp.csc_array, "coo": sp.coo_array}[fmt](M)
     with pytest.raises(gs.PatternError) as exc:
-        gs.BlockMatrix.from_scipy(sp.csr_array(M), sizes, graph=G)
+        gs.BlockMatrix.from_scipy(S, sizes, graph=G)
     assert tuple(exc.value.block) == (i, j)
     assert isinstance(exc.value, gs.GraphSolveError)
     assert isinstance(exc.value, ValueError)
@@ -207,6 +209,85 @@ def test_from_scipy_explicit_zeros_outside_graph_are_fine():
     assert edge_set(A.graph) == edge_set(G)
     np.testing.assert_array_equal(A.to_dense(), M)
     assert sparse_equal(A.to_scipy(), sp.csr_array(M))
+
+
+@given(n=st.integers(1, 9), extra=st.integers(0, 4), seed=st.integers(0, 10_000),
+       fmt=st.sampled_from(["csr", "csc"]), dup=st.booleans())
+@FAST
+def test_from_scipy_compiled_scatter_matches_numpy_reference(n, extra, seed, fmt, dup):
+    """The compiled assembly (kernels.assembly) against BlockMatrix._scatter, the readable NumPy
+    scatter from COO coordinates, on random patterns, sizes and CSR/CSC input with duplicate
+    entries (which add up) and explicit zeros."""
+    rng = np.random.default_rng(seed)
+    extra = min(extra, n * (n - 1) // 2 - (n - 1))
+    G = gen.random_graph(n, extra_edges=extra, seed=seed)
+    sizes = np.array([int(s) for s in rng.integers(1, 7, size=n)])
+    M = random_pattern_matrix(G, sizes, rng)
+    C = sp.coo_array(M)
+    if dup:                              # split every value in two stored halves, add zeros
+        r = np.concatenate([C.row, C.row, C.row[:3]])
+        c = np.concatenate([C.col, C.col, C.col[:3]])
+        v = np.concatenate([C.data / 2, C.data / 2, np.zeros(min(3, C.nnz))])
+        major, minor = (r, c) if fmt == "csr" else (c, r)
+        o = np.argsort(major, kind="stable")
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(major, minlength=M.shape[0]))])
+        S = {"csr": sp.csr_array, "csc": sp.csc_array}[fmt]((v[o], minor[o], indptr),
+                                                            shape=M.shape)
+        assert S.nnz > C.nnz or C.nnz == 0   # stored duplicates
+    else:
+        S = {"csr": sp.csr_array, "csc": sp.csc_array}[fmt](M)
+    A = gs.BlockMatrix.from_scipy(S, sizes, graph=G)
+    ref = gs.BlockMatrix(G.copy(), sizes)
+    off = offsets_of(sizes)
+    bi = np.searchsorted(off, C.row, side="right") - 1
+    bj = np.searchsorted(off, C.col, side="right") - 1
+    ref._scatter(bi, bj, C.row - off[bi], C.col - off[bj], C.data)
+    np.testing.assert_allclose(A.data, ref.data, rtol=1e-15, atol=0)
+    np.testing.assert_array_equal(A.edges, ref.edges)
+
+
+def test_from_scipy_without_graph_builds_networkx_only_when_asked():
+    """analyze / factorize / solve of a matrix from from_scipy run on its arrays; the
+    networkx graph appears on first access of .graph, with the pattern and zero_diagonal."""
+    S = sp.csr_array(np.array([[4.0, 1, 0, 0], [1, 4, 0, 1], [0, 0, 0, 1], [0, 1, 1, 4]]))
+    A = gs.BlockMatrix.from_scipy(S, [1, 1, 1, 1])
+    x = gs.solve(A, np.ones(4))
+    np.testing.assert_allclose(S @ x, np.ones(4))
+    assert A._graph is None
+    assert edge_set(A.graph) == {frozenset((0, 1)), frozenset((1, 3)), frozenset((2, 3))}
+    assert sorted(A.graph.nodes) == [0, 1, 2, 3]
+    assert tuple(A.graph.graph["zero_diagonal"]) == (2,)
+    B = A.with_data(A.data * 2)
+    assert B.edges is A.edges and B.graph is not A.graph
+    np.testing.assert_array_equal(B.to_dense(), 2 * S.toarray())
+
+
+@pytest.mark.parametrize("make", [lambda M: M.astype(complex), lambda M: sp.csr_array(
+    M.astype(np.complex64)), lambda M: M.astype(object)])
+def test_from_scipy_refuses_complex_and_non_numeric(make):
+    """graphsolve computes in float64: complex input is refused, never cast (the imaginary
+    part would be dropped)."""
+    M = np.eye(3)
+    with pytest.raises(gs.DTypeError) as exc:
+        gs.BlockMatrix.from_scipy(make(M), 1)
+    assert isinstance(exc.value, TypeError) and isinstance(exc.value, gs.GraphSolveError)
+
+
+def test_with_data_refuses_complex_and_wrong_shape():
+    A = gs.random_block_matrix(gen.path(3), "spd", block_size=2)
+    with pytest.raises(gs.DTypeError, match="complex"):
+        A.with_data(A.data + 1j)
+    with pytest.raises(gs.ShapeError):
+        A.with_data(A.data[:-1])
+
+
+def test_from_scipy_integer_and_bool_values():
+    M = np.array([[2, 1, 0], [1, 2, 0], [0, 0, 1]])
+    for S in (M, sp.csr_array(M), sp.csc_array(M.astype(bool))):
+        A = gs.BlockMatrix.from_scipy(S, [2, 1])
+        assert A.data.dtype == np.float64
+        np.testing.assert_array_equal(A.to_dense(), np.asarray(S.toarray() if sp.issparse(S)
+                                                                else S, dtype=float))
 
 
 def test_from_scipy_does_not_modify_given_graph():
