@@ -39,6 +39,7 @@ from .symbolic import (
     dfs_orders,
     elimination_counts,
     factor_pattern,
+    group_by_key,
     minimum_degree,
     update_schedule,
 )
@@ -112,7 +113,6 @@ class Analysis:
     edges: np.ndarray = field(repr=False)        # (E, 2) sorted undirected edges, u < v
     node_data: dict = field(repr=False)          # node attributes at analysis time
     etree: np.ndarray = field(repr=False)        # elimination-tree parent by node, -1 roots
-    acyclic: np.ndarray = field(repr=False)      # (m,) factor pair e is an acyclic child pair
     # ---- layout for the numeric kernels (see graphsolve.kernels.reference) ----
     order: np.ndarray = field(repr=False)        # elimination order as int64 array
     d_ptr: np.ndarray = field(repr=False)        # (n+1,) by node: D block starts (blocks
@@ -124,11 +124,43 @@ class Analysis:
     child_ptr: np.ndarray = field(repr=False)    # (n+1,) by position: edges with that parent
     parent_ptr: np.ndarray = field(repr=False)   # (n+1,) by position: into parent_edges
     parent_edges: np.ndarray = field(repr=False)  # edges with that child, by parent position
-    sched_ptr: np.ndarray = field(repr=False)    # (m+1,) per target edge (i, c1)
-    sched_ic2: np.ndarray = field(repr=False)    # edge (i, c2)
-    sched_c1c2: np.ndarray = field(repr=False)   # edge (c1, c2)
     ordering_source: str = ""
     candidates: tuple = ()
+
+    # ------------------------------------------------------------------ update schedule
+    # The triples (i, c1, c2) of the block updates L_ic2 -= L_ic1 D_c1 U_c1c2 are part of the
+    # numeric plan, not of the symbolic analysis: the first factorization lists them
+    # (O(updates), which on grids and crystals costs more than the ordering and the pattern
+    # together), so that analyze stays O(nnz(L)) like CHOLMOD's.
+    @cached_property
+    def _schedule(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ptr, ic2, c1c2 = update_schedule(self.position, self.order, self.child_ptr,
+                                         self.fe_child)
+        return _readonly(ptr), _readonly(ic2), _readonly(c1c2)
+
+    @property
+    def sched_ptr(self) -> np.ndarray:
+        """(m+1,) offsets of the updates of each target pair (i, c1) (listed on first use)."""
+        return self._schedule[0]
+
+    @property
+    def sched_ic2(self) -> np.ndarray:
+        """The pair (i, c2) of each update."""
+        return self._schedule[1]
+
+    @property
+    def sched_c1c2(self) -> np.ndarray:
+        """The pair (c1, c2) of each update."""
+        return self._schedule[2]
+
+    @cached_property
+    def acyclic(self) -> np.ndarray:
+        """(m,) whether factor pair e is an acyclic child pair (its child's elimination-tree
+        parent, with no updates)."""
+        if not self.fe_child.size:
+            return _readonly(np.zeros(0, bool))
+        return _readonly((self.etree[self.fe_child] == self.fe_parent)
+                         & (np.diff(self.sched_ptr) == 0))
 
     # ------------------------------------------------------------------ views (lazy)
     @cached_property
@@ -715,30 +747,24 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "auto", root: int | None = N
 
 def _symbolic(n, edges, indptr, indices, sizes, name, order, deferred, zero, root,
               node_data, source="", candidates=()) -> Analysis:
-    """Elimination tree, factor pattern, layout and update schedule (compiled kernels of
-    :mod:`graphsolve.symbolic`)."""
+    """Elimination tree, factor pattern and layout (compiled kernels of
+    :mod:`graphsolve.symbolic`); the update schedule is listed on first use
+    (:attr:`Analysis.sched_ptr`)."""
     etree, pos, child_ptr, fe_child = factor_pattern(indptr, indices, order)
-    counts = np.diff(child_ptr)
-    fe_parent = np.repeat(order, counts)
-    m = fe_child.size
+    fe_parent = np.repeat(order, np.diff(child_ptr))
     fe_ptr = block_offsets(sizes[fe_parent] * sizes[fe_child])
     # pairs grouped by child position, parents in elimination order
-    parent_edges = np.lexsort((pos[fe_parent], pos[fe_child])).astype(np.int64)
-    parent_ptr = block_offsets(np.bincount(pos[fe_child], minlength=n).astype(np.int64))
-    sched_ptr, sched_ic2, sched_c1c2 = update_schedule(pos, order, child_ptr, fe_child)
-    acyclic = (etree[fe_child] == fe_parent) & (np.diff(sched_ptr) == 0) if m else \
-        np.zeros(0, bool)
+    parent_ptr, parent_edges = group_by_key(pos[fe_child], n)
     return Analysis(
         block_sizes=_readonly(sizes, copy=True), ordering=name, position=_readonly(pos),
         deferred=tuple(deferred), zero_diagonal=frozenset(zero), root=root,
         edges=_readonly(edges, copy=True), node_data=node_data, etree=_readonly(etree),
-        acyclic=_readonly(acyclic), order=_readonly(order),
+        order=_readonly(order),
         d_ptr=_readonly(_position_offsets(sizes * sizes, order)),
         x_ptr=_readonly(block_offsets(sizes)),
         fe_parent=_readonly(fe_parent), fe_child=_readonly(fe_child), fe_ptr=_readonly(fe_ptr),
         child_ptr=_readonly(child_ptr), parent_ptr=_readonly(parent_ptr),
-        parent_edges=_readonly(parent_edges), sched_ptr=_readonly(sched_ptr),
-        sched_ic2=_readonly(sched_ic2), sched_c1c2=_readonly(sched_c1c2),
+        parent_edges=_readonly(parent_edges),
         ordering_source=source, candidates=tuple(candidates),
     )
 

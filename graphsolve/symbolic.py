@@ -18,8 +18,8 @@ import heapq
 import numpy as np
 from numba import njit
 
-__all__ = ["csr_adjacency", "dfs_orders", "elimination_counts", "factor_pattern", "minimum_degree",
-           "update_schedule"]
+__all__ = ["csr_adjacency", "dfs_orders", "elimination_counts", "factor_pattern", "group_by_key",
+           "minimum_degree", "update_schedule"]
 
 
 def csr_adjacency(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -36,6 +36,23 @@ def csr_of_sorted_pairs(n: int, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarr
     indptr = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(pairs[:, 0], minlength=n), out=indptr[1:])
     return indptr, np.ascontiguousarray(pairs[:, 1])
+
+
+@njit(cache=True)
+def group_by_key(keys, n):
+    """Stable counting sort of ``keys`` in ``0..n-1``: ``(ptr, perm)`` with
+    ``perm[ptr[k]:ptr[k + 1]]`` the indices holding key ``k``, in increasing index order."""
+    ptr = np.zeros(n + 1, np.int64)
+    for k in keys:
+        ptr[k + 1] += 1
+    for k in range(n):
+        ptr[k + 1] += ptr[k]
+    fill = ptr[:-1].copy()
+    perm = np.empty(keys.size, np.int64)
+    for e in range(keys.size):
+        perm[fill[keys[e]]] = e
+        fill[keys[e]] += 1
+    return ptr, perm
 
 
 @njit(cache=True)

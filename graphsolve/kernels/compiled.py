@@ -709,24 +709,30 @@ SUPERNODAL_MIN_FLOPS_PER_NODE = 25_000
 SUPERNODAL_MIN_WIDE_SHARE = 0.3
 
 
-#: uniform block sizes that always keep the block kernel: with the vectorized 6×6 products
-#: of :mod:`graphsolve.kernels.simd` it beats the supernodal kernel on every pattern measured
-#: (refactor, block / supernodal: crystal 8³ 8.3 / 14.3 ms, crystal 10³ 38.6 / 48.0, net 30²
-#: 3.5 / 8.2, net 50² 20.8 / 39.5, all under minimum degree)
+#: uniform block sizes with a vectorized 6×6 block kernel (:mod:`graphsolve.kernels.simd`),
+#: which beats the supernodal kernel until the factor's work is large: they switch only from
+#: :data:`SUPERNODAL_VECTORIZED_MIN_FLOPS` LDLᵀ flops on. Measured, refactor, block /
+#: supernodal (with the BLAS R × R update), ordering auto (nested dissection): crystal 12³
+#: (1.1e9 flops) 60 / 73 ms, 100² grid (2.3e9) 146 / 175, crystal 14³ (3.0e9) 182 / 159,
+#: 150² grid (6.9e9) 487 / 449, crystal 16³ 473 / 329, 200² grid 1430 / 1035, crystal 22³
+#: 6315 / 2753.
 SUPERNODAL_EXCLUDED_SIZES = frozenset({6})
+SUPERNODAL_VECTORIZED_MIN_FLOPS = 2.6e9
 
 
 def use_supernodal(an, work) -> bool:
     """Whether an LDLᵀ factor of ``an`` runs the supernodal kernel: patterns with much fill
     (many flops per node) with wide supernodes, like grids and crystals under minimum degree,
-    and blocks without a vectorized kernel (:data:`SUPERNODAL_EXCLUDED_SIZES`).
+    and, for blocks with a vectorized kernel (:data:`SUPERNODAL_EXCLUDED_SIZES`), only large
+    factors (:data:`SUPERNODAL_VECTORIZED_MIN_FLOPS`).
 
     Measured before the 6×6 kernel was vectorized (6×6 blocks, refactor, supernodal / block
     kernel): crystal 8³ 0.53, crystal 6³ 0.82, net 30² 0.88, net 18² 0.90 under minimum
     degree; but net 12² 1.7, crystal 4³ 1.6 and ladders 3× (too little work per panel), and
     0.9-1.1 under the Brüdigam order (no wide supernodes), which therefore keeps the block
     kernel. With 3×3 blocks it still wins where the rule picks it (crystal 8³: 0.47)."""
-    if an.uniform_block_size in SUPERNODAL_EXCLUDED_SIZES:
+    if an.uniform_block_size in SUPERNODAL_EXCLUDED_SIZES and \
+            an.flops("ldlt") < SUPERNODAL_VECTORIZED_MIN_FLOPS:
         return False
     if not (an.sched_ptr[-1] > 0
             and an.flops("ldlt") >= SUPERNODAL_MIN_FLOPS_PER_NODE * an.n_nodes):

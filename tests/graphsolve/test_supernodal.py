@@ -77,10 +77,15 @@ def test_supernodal_on_grids(forced, family):
         A = gs.random_block_matrix(gen.crystal(5), "spd", block_size=6, seed=3)
     an = gs.analyze(A, "amd")
     sn, _, _ = S.plan(an)
-    bounds = zip(sn[0][:-1], sn[0][1:], strict=True)
-    widest = max(int(an.block_sizes[an.order[a:b]].sum()) for a, b in bounds)
+    bounds = list(zip(sn[0][:-1], sn[0][1:], strict=True))
+    widths = [int(an.block_sizes[an.order[a:b]].sum()) for a, b in bounds]
+    widest = max(widths)
     if family == "crystal":
         assert widest > 2 * S.PANEL_BLOCK
+        # both R × R updates run: BLAS panels for wide supernodes, block products for narrow
+        has_rows = np.diff(sn[1]) > 0
+        wide = np.array(widths) >= S.BLAS_UPDATE_MIN_WIDTH
+        assert np.any(wide & has_rows) and np.any(~wide & has_rows)
     Fr = gs.factorize(A, method="ldlt", analysis=an, backend="reference")
     Fc = gs.factorize(A, method="ldlt", analysis=an, backend="compiled")
     for name in ("L", "D"):
@@ -177,6 +182,15 @@ def test_automatic_choice():
                               (gen.net(30), "amd", 6)):
         an = gs.analyze(gs.random_block_matrix(G, "spd", block_size=size), ordering)
         assert not C.use_supernodal(an, C.work_buffers(an)), (G, ordering, size)
+
+
+def test_automatic_choice_six_by_six_from_large_factors(monkeypatch):
+    """6×6 blocks keep the vectorized block kernel below SUPERNODAL_VECTORIZED_MIN_FLOPS and
+    take the supernodal kernel above it (threshold lowered here instead of a huge crystal)."""
+    an = gs.analyze(gs.random_block_matrix(gen.crystal(8), "spd", block_size=6), "amd")
+    assert not C.use_supernodal(an, C.work_buffers(an))
+    monkeypatch.setattr(C, "SUPERNODAL_VECTORIZED_MIN_FLOPS", an.flops("ldlt"))
+    assert C.use_supernodal(an, C.work_buffers(an))
 
 
 def test_indefinite_pivots_take_the_lu_branch(forced):
