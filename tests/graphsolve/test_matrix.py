@@ -714,3 +714,245 @@ def test_transpose_index_and_symmetry_against_the_dense_transpose(n, extra, seed
     rows, cols = A._entry_coordinates()
     np.testing.assert_array_equal(A.data[A.transpose_index()], D.T[rows, cols])
     assert A.is_symmetric() == bool(np.array_equal(D, D.T))
+
+
+# ---------------------------------------------------------------------------------------------
+# vectorized construction: random_block_matrix's documented structure, from_blocks' stacked
+# writes, both against dense numpy
+# ---------------------------------------------------------------------------------------------
+
+
+def _block_norms(M: np.ndarray, sizes, G: nx.Graph) -> tuple[np.ndarray, np.ndarray]:
+    """Sums of numpy's spectral norms of the off-diagonal blocks of M, by block row and by
+    block column."""
+    n = len(sizes)
+    rows, cols = np.zeros(n), np.zeros(n)
+    for u, v in G.edges:
+        for i, j in ((u, v), (v, u)):
+            nb = np.linalg.norm(dense_block(M, sizes, i, j), 2)
+            rows[i] += nb
+            cols[j] += nb
+    return rows, cols
+
+
+def _random_test_graph(kind: str, n: int, extra: int, seed: int) -> nx.Graph:
+    """A random graph with mixed block sizes; for "kkt" the constraint graph of a random
+    mechanism, its nodes renumbered at random so bodies and constraints interleave."""
+    rng = np.random.default_rng(seed)
+    extra = min(extra, (n - 1) * (n - 2) // 2)
+    G = gen.random_graph(n, extra_edges=extra, seed=seed) if n > 1 else nx.empty_graph(1)
+    if kind == "kkt":
+        H = gen.constraint_graph(G, body_size=3, constraint_size=2)
+        perm = rng.permutation(H.number_of_nodes())
+        G = nx.relabel_nodes(H, {v: int(perm[v]) for v in H})
+    for v in G:
+        if rng.random() < 0.7:
+            G.nodes[v]["size"] = int(rng.integers(1, 6))
+    return G
+
+
+@given(n=st.integers(1, 12), extra=st.integers(0, 8), seed=st.integers(0, 10_000),
+       kind=st.sampled_from(["spd", "unsymmetric", "kkt"]))
+@settings(max_examples=60, deadline=None)
+def test_random_block_matrix_documented_structure_against_dense(n, extra, seed, kind):
+    """The vectorized random_block_matrix gives exactly the documented matrices: block sizes
+    from the ``size`` attribute, nonzero blocks exactly on the edges; "spd" symmetric positive
+    definite with diagonal blocks ``R Rᵀ/s + (r_i + 1) I`` (r_i the sum of numpy's 2-norms of the
+    block row), hence block diagonally dominant; "unsymmetric" with (i, j) and (j, i) not
+    transposes of each other and block diagonally dominant by rows and by columns; "kkt"
+    symmetric, zero constraint blocks, body blocks ``R Rᵀ/s + I``, edges body-constraint."""
+    G = _random_test_graph(kind, n, extra, seed)
+    before = (sorted(G.edges), dict(G.nodes(data=True)))
+    A = gs.random_block_matrix(G, kind, block_size=3, seed=seed)
+    assert (sorted(G.edges), dict(G.nodes(data=True))) == before     # input left alone
+    nv = G.number_of_nodes()
+    sizes = [G.nodes[v].get("size", 3) for v in range(nv)]
+    np.testing.assert_array_equal(A.block_sizes, sizes)
+    assert dict(A.graph.nodes(data=True)) == dict(G.nodes(data=True))
+    assert A.graph is not G and edge_set(A.graph) == edge_set(G)
+    M = A.to_dense()
+    assert block_pattern_from_dense(M, sizes) == {(u, v) for e in G.edges
+                                                  for u, v in (e, e[::-1])}
+    rows, cols = _block_norms(M, sizes, G)
+    diag = [dense_block(M, sizes, v, v) for v in range(nv)]
+    tol = 1e-9 * max(1.0, np.abs(M).max())
+    if kind in ("spd", "kkt"):
+        np.testing.assert_array_equal(M, M.T)
+        assert A.is_symmetric()
+    if kind == "spd":
+        assert np.linalg.eigvalsh(M).min() > 0
+        for v, D in enumerate(diag):                  # D - (r_v + 1) I = R Rᵀ / s: PSD
+            assert np.linalg.eigvalsh(D - (rows[v] + 1.0) * np.eye(sizes[v])).min() > -tol
+            assert np.linalg.eigvalsh(D).min() > rows[v]             # dominance
+        np.testing.assert_allclose(rows, cols, rtol=1e-12)
+        assert A.graph.graph["zero_diagonal"] == ()
+    elif kind == "unsymmetric":
+        for v, D in enumerate(diag):
+            smin = np.linalg.svd(D, compute_uv=False).min()
+            assert smin > max(rows[v], cols[v]) + 1.0 - tol            # rows and columns
+        for u, v in G.edges:
+            assert not np.allclose(dense_block(M, sizes, u, v), dense_block(M, sizes, v, u).T)
+        if G.number_of_edges():
+            assert not A.is_symmetric()
+        assert A.graph.graph["zero_diagonal"] == ()
+    else:
+        role = dict(G.nodes(data="role"))
+        for u, v in G.edges:
+            assert {role[u], role[v]} == {"body", "constraint"}
+        cons = tuple(sorted(v for v in G if role[v] == "constraint"))
+        for v, D in enumerate(diag):
+            if role[v] == "constraint":
+                np.testing.assert_array_equal(D, 0.0)
+            else:                                     # R Rᵀ / s + I
+                assert np.linalg.eigvalsh(D - np.eye(sizes[v])).min() > -tol
+        assert tuple(A.graph.graph["zero_diagonal"]) == cons
+
+    # deterministic in the seed (int or Generator), different for another seed
+    again = gs.random_block_matrix(G, kind, block_size=3, seed=np.random.default_rng(seed))
+    np.testing.assert_array_equal(again.data, A.data)
+    other = gs.random_block_matrix(G, kind, block_size=3, seed=seed + 1)
+    if A.data.size > 1:        # a lone 1×1 "unsymmetric" block r + |r| + 1 is 1 for any r < 0
+        assert not np.array_equal(other.data, A.data)
+
+
+def test_random_block_matrix_seed_none_and_generator_stream():
+    G = gen.ladder(6)
+    A = gs.random_block_matrix(G, "spd", block_size=2, seed=None)
+    assert A.is_symmetric() and np.linalg.eigvalsh(A.to_dense()).min() > 0
+    rng = np.random.default_rng(3)
+    B = gs.random_block_matrix(G, "unsymmetric", block_size=2, seed=rng)
+    C = gs.random_block_matrix(G, "unsymmetric", block_size=2, seed=rng)   # stream moved on
+    assert not np.array_equal(B.data, C.data)
+
+
+def test_random_kkt_errors_raised_before_drawing():
+    H = gen.constraint_graph(gen.path(3))
+    H.add_edge(0, 1)
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    with pytest.raises(gs.GraphError, match=r"edge \(0, 1\) joins two body nodes"):
+        gs.random_block_matrix(H, "kkt", seed=rng)
+    with pytest.raises(gs.GraphError, match="node 0 has None"):
+        gs.random_block_matrix(gen.path(3), "kkt", seed=rng)
+    with pytest.raises(ValueError, match="unknown kind"):
+        gs.random_block_matrix(gen.path(3), "lu", seed=rng)
+    assert rng.bit_generator.state == state
+
+
+def _random_blocks(G: nx.Graph, sizes, rng, both: float = 0.5):
+    """Random diagonal blocks and a dict of off-diagonal blocks: every edge one way, some both
+    ways, some not at all."""
+    diag = [rng.standard_normal((s, s)) for s in sizes]
+    off = {}
+    for u, v in G.edges:
+        r = rng.random()
+        if r < 0.1:
+            continue
+        i, j = (u, v) if rng.random() < 0.5 else (v, u)
+        off[(i, j)] = rng.standard_normal((sizes[i], sizes[j]))
+        if r > 1 - both:
+            off[(j, i)] = rng.standard_normal((sizes[j], sizes[i]))
+    return diag, off
+
+
+def _dense_from_blocks(sizes, diag, off) -> np.ndarray:
+    off_ = offsets_of(sizes)
+    M = np.zeros((off_[-1], off_[-1]))
+    for v, D in enumerate(diag):
+        M[off_[v]:off_[v + 1], off_[v]:off_[v + 1]] = D
+    for (i, j), B in off.items():
+        M[off_[i]:off_[i + 1], off_[j]:off_[j + 1]] = B
+        if (j, i) not in off:
+            M[off_[j]:off_[j + 1], off_[i]:off_[i + 1]] = B.T
+    return M
+
+
+@given(n=st.integers(1, 12), extra=st.integers(0, 10), seed=st.integers(0, 10_000),
+       mixed=st.booleans(), chunk=st.sampled_from([None, 1, 7]))
+@FAST
+def test_from_blocks_against_dense(n, extra, seed, mixed, chunk):
+    """Stacked writes (grid views for equal sizes, chunked element indices otherwise, chunks
+    shrunk to a few entries here) put every block where the dense matrix has it; a 3-D
+    diagonal array gives the same matrix as the list of its blocks."""
+    rng = np.random.default_rng(seed)
+    extra = min(extra, (n - 1) * (n - 2) // 2)
+    G = gen.random_graph(n, extra_edges=extra, seed=seed) if n > 1 else nx.empty_graph(1)
+    sizes = [int(s) for s in rng.integers(1, 6, n)] if mixed else [3] * n
+    diag, off = _random_blocks(G, sizes, rng)
+    with pytest.MonkeyPatch.context() as mp:
+        if chunk is not None:
+            mp.setattr(gs.matrix, "_CHUNK", chunk)
+        A = gs.BlockMatrix.from_blocks(G, diag, off)
+        np.testing.assert_array_equal(A.to_dense(), _dense_from_blocks(sizes, diag, off))
+        as_map = gs.BlockMatrix.from_blocks(G, dict(enumerate(diag)), off)
+        np.testing.assert_array_equal(as_map.data, A.data)
+        if not mixed:
+            stacked = gs.BlockMatrix.from_blocks(G, np.stack(diag), off)
+            np.testing.assert_array_equal(stacked.data, A.data)
+            np.testing.assert_array_equal(stacked.block_sizes, A.block_sizes)
+            assert stacked.graph.graph["zero_diagonal"] == A.graph.graph["zero_diagonal"]
+
+
+def test_from_blocks_3d_diagonal_equals_list_form():
+    G = gen.ladder(6)
+    rng = np.random.default_rng(2)
+    D = rng.standard_normal((6, 2, 2))
+    D[4] = 0.0                                     # a zero diagonal block is recorded
+    off = {(0, 1): rng.standard_normal((2, 2)), (3, 2): rng.standard_normal((2, 2))}
+    A = gs.BlockMatrix.from_blocks(G, D, off)
+    B = gs.BlockMatrix.from_blocks(G, list(D), off)
+    np.testing.assert_array_equal(A.data, B.data)
+    np.testing.assert_array_equal(A.to_dense(), B.to_dense())
+    assert tuple(A.graph.graph["zero_diagonal"]) == (4,) == tuple(B.graph.graph["zero_diagonal"])
+    D[0] = 7.0                                     # the matrix holds a copy
+    assert not np.any(A.block(0, 0) == 7.0)
+    Di = np.arange(6 * 4).reshape(6, 2, 2)         # integers are converted
+    np.testing.assert_array_equal(gs.BlockMatrix.from_blocks(G, Di).data[:24], np.arange(24.0))
+
+
+@pytest.mark.parametrize(("shape", "match"), [((5, 2, 2), "5 diagonal blocks"),
+                                              ((6, 2, 3), "not square")])
+def test_from_blocks_3d_diagonal_shape_errors(shape, match):
+    with pytest.raises(gs.ShapeError, match=match):
+        gs.BlockMatrix.from_blocks(gen.path(6), np.zeros(shape))
+
+
+def test_from_blocks_3d_diagonal_size_attribute_mismatch():
+    G = gen.path(3)
+    G.nodes[2]["size"] = 3
+    with pytest.raises(gs.ShapeError, match="node 2"):
+        gs.BlockMatrix.from_blocks(G, np.zeros((3, 2, 2)))
+
+
+def test_from_blocks_reports_the_first_bad_key_in_order():
+    G = gen.path(4)                               # edges 0-1, 1-2, 2-3
+    diag = [np.eye(2)] * 4
+    good = np.ones((2, 2))
+    with pytest.raises(gs.ShapeError, match=r"block \(1, 2\) has shape \(3, 2\), expected "
+                                            r"\(2, 2\)"):
+        gs.BlockMatrix.from_blocks(G, diag, {(0, 1): good, (1, 2): np.ones((3, 2)),
+                                             (0, 3): good})
+    with pytest.raises(gs.PatternError, match=r"block \(0, 3\) is not on an edge") as exc:
+        gs.BlockMatrix.from_blocks(G, diag, {(0, 1): good, (0, 3): good,
+                                             (1, 2): np.ones((3, 2))})
+    assert exc.value.block == (0, 3)
+
+
+@pytest.mark.parametrize("key", [(1, -1), (0, 4), (-1, 0), (4, 0), ("a", 1), (0, 1.5),
+                                 (2, 2)])
+def test_from_blocks_pattern_error_for_keys_that_are_not_nodes(key):
+    # with n = 4, (1, -1) and (0, 4) have the flat keys i * n + j of the edges (0, 3) and (1, 0)
+    G = gen.path(4)
+    G.add_edge(0, 3)
+    with pytest.raises(gs.PatternError) as exc:
+        gs.BlockMatrix.from_blocks(G, [np.eye(1)] * 4, {(0, 1): np.ones((1, 1)),
+                                                        key: np.ones((1, 1))})
+    assert exc.value.block == key
+
+
+def test_from_blocks_numpy_integer_keys():
+    G = gen.path(3)
+    B = np.arange(2.0).reshape(1, 2)
+    A = gs.BlockMatrix.from_blocks(G, [np.eye(1), np.eye(2), np.eye(1)],
+                                   {(np.int64(0), np.int32(1)): B})
+    np.testing.assert_array_equal(A.block(1, 0), B.T)
