@@ -171,12 +171,13 @@ def factor_pattern(indptr, indices, order):
 
 
 @njit(cache=True)
-def update_schedule(pos, order, child_ptr, fe_child):
+def update_schedule(pos, order, child_ptr, fe_child, fill=True):
     """For every factor pair ``e = (i, c1)``: the pairs ``(i, c2)`` and ``(c1, c2)`` for every
     ``c2`` that is a child of both ``i`` and ``c1`` (Alg. 3 lines 8-15), ``c2`` in elimination
     order. Row by row: the children of ``i`` are marked with their pair, then each child
     list of a ``c1`` is scanned for marked nodes (a count pass, then a fill pass). Returns
-    (sched_ptr, sched_ic2, sched_c1c2)."""
+    (sched_ptr, sched_ic2, sched_c1c2); ``fill=False`` stops after the count pass (the two
+    lists empty: O(pairs) memory instead of O(triples))."""
     m = fe_child.size
     n = order.size
     pair_at = np.empty(n, np.int64)         # by position: the pair (i, c) of the current row
@@ -188,6 +189,8 @@ def update_schedule(pos, order, child_ptr, fe_child):
         if sweep == 1:
             for e in range(m):
                 sched_ptr[e + 1] += sched_ptr[e]
+            if not fill:
+                break
             ic2 = np.empty(sched_ptr[m], np.int64)
             c1c2 = np.empty(sched_ptr[m], np.int64)
             stamp[:] = -1

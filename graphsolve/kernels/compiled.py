@@ -748,8 +748,9 @@ def _kernel_for(an, work, symmetric) -> tuple:
     key = ("kernel", bool(symmetric))
     hit = cache.get(key)
     if hit is None:
-        hit = cache[key] = (bool(symmetric) and use_supernodal(an, work),
-                            _FACTOR[specialization(an)], *_pack(an), {})
+        sn = bool(symmetric) and use_supernodal(an, work)
+        packed = (None, None) if sn else _pack(an)  # the supernodal kernel needs no triples
+        hit = cache[key] = (sn, _FACTOR[specialization(an)], *packed, {})
     return hit
 
 
@@ -774,15 +775,18 @@ def _factor_supernodal(an, gat, D, Dlu, piv, L, U, work, rtol) -> tuple:
     """Factor with the supernodal kernel; the block counts are those of the block kernel,
     which does the same pairs and update triples (all of them, or up to a failed pivot)."""
     sn, scratch, _ = _supernodal_plan(an, work)
-    status, sq = _factor_sn(_sym(an), sn, D, Dlu, piv, L, U, float(rtol), scratch, gat)
+    none = np.zeros(0, np.int64)                # the update triples are never listed
+    sym = (*_sym(an, schedule=False), none, none)
+    status, sq = _factor_sn(sym, sn, D, Dlu, piv, L, U, float(rtol), scratch, gat)
     k = an.n_nodes - 1 if status < 0 else status
     scalings = int(an.child_ptr[k + 1])
     return status, scalings, int(an.sched_ptr[scalings]), sq
 
 
-def _sym(an) -> tuple:
-    return (an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_child, an.fe_ptr, an.child_ptr,
-            an.sched_ptr, an.sched_ic2, an.sched_c1c2)
+def _sym(an, schedule: bool = True) -> tuple:
+    head = (an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_child, an.fe_ptr, an.child_ptr,
+            an.sched_ptr)
+    return (*head, an.sched_ic2, an.sched_c1c2) if schedule else head
 
 
 def _solve_arrays(an) -> tuple:

@@ -223,3 +223,18 @@ def test_split_supernodes(forced):
     Fc.refactor(A)
     assert abs(Fr.L - Fc.L).max() <= 1e-11 * abs(Fr.L).max()
     assert abs(Fr.D - Fc.D).max() <= 1e-11 * abs(Fr.D).max()
+
+
+def test_supernodal_factor_never_lists_the_update_triples(forced):
+    """The supernodal kernel needs only the count of updates per pair (O(pairs) memory); the
+    list of triples, which on a 300² grid would take gigabytes, is never built, while the
+    block kernel on the same analysis builds it."""
+    A = gs.random_block_matrix(gen.crystal(5), "spd", block_size=6, seed=3)
+    an = gs.analyze(A, "amd")
+    F = gs.factorize(A, method="ldlt", analysis=an)
+    assert C.use_supernodal(an, F._work)
+    assert "_schedule" not in an.__dict__ and an.sched_ptr[-1] > 0
+    b = np.ones(A.shape[0])
+    assert np.allclose(A.to_scipy() @ F.solve(b), b)
+    gs.factorize(A, method="ldu", analysis=an)
+    assert "_schedule" in an.__dict__
