@@ -46,11 +46,16 @@ class BlockMatrix:
     Attributes
     ----------
     graph : networkx.Graph
-        The block graph (nodes ``0..n-1``, node attributes kept). Its graph attribute
+        The block graph (nodes ``0..n-1``, node attributes kept; for a matrix made by
+        :meth:`from_scipy` without a graph, built on first access: analysis and factorization
+        work on :attr:`edges` and never need it). Its graph attribute
         ``"zero_diagonal"`` lists the nodes whose diagonal block was zero at construction, so
         that ``analyze(A.graph)`` can place them; ``analyze(A)`` re-reads the current values
         (:meth:`zero_diagonal`).
     block_sizes : ndarray of int64, shape (n,)
+        Read-only (the layout is fixed; :meth:`copy` and :meth:`with_data` share it).
+    edges : ndarray of int64, shape (m, 2)
+        Both directions of every graph edge, sorted by ``(i, j)``; read-only.
     offsets : ndarray of int64, shape (n + 1,)
         Rows of node ``i`` are ``offsets[i]:offsets[i + 1]``.
     data : ndarray of float64

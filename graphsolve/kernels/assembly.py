@@ -26,29 +26,26 @@ def nonzero_block_pairs(indptr, indices, data, blk, off):
     Two sweeps: count, then fill. Returns ``(pi, pj)`` in block-row order, columns unsorted."""
     n = off.size - 1
     mark = np.full(n, -1, np.int64)
+    pi = np.empty(0, np.int64)
+    pj = np.empty(0, np.int64)
     count = 0
-    for i in range(n):
-        for r in range(off[i], off[i + 1]):
-            for p in range(indptr[r], indptr[r + 1]):
-                if data[p] != 0:
-                    j = blk[indices[p]]
-                    if j != i and mark[j] != i:
-                        mark[j] = i
-                        count += 1
-    pi = np.empty(count, np.int64)
-    pj = np.empty(count, np.int64)
-    mark[:] = -1
-    k = 0
-    for i in range(n):
-        for r in range(off[i], off[i + 1]):
-            for p in range(indptr[r], indptr[r + 1]):
-                if data[p] != 0:
-                    j = blk[indices[p]]
-                    if j != i and mark[j] != i:
-                        mark[j] = i
-                        pi[k] = i
-                        pj[k] = j
-                        k += 1
+    for sweep in range(2):                      # count, then fill
+        if sweep == 1:
+            pi = np.empty(count, np.int64)
+            pj = np.empty(count, np.int64)
+            mark[:] = -1
+            count = 0
+        for i in range(n):
+            for r in range(off[i], off[i + 1]):
+                for p in range(indptr[r], indptr[r + 1]):
+                    if data[p] != 0:
+                        j = blk[indices[p]]
+                        if j != i and mark[j] != i:
+                            mark[j] = i
+                            if sweep == 1:
+                                pi[count] = i
+                                pj[count] = j
+                            count += 1
     return pi, pj
 
 
