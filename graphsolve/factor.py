@@ -16,7 +16,7 @@ import scipy.sparse.linalg as spla
 from .errors import GraphSolveError, NonFiniteError, PatternError, ShapeError, SingularBlockError
 from .kernels import KERNELS, assembly
 from .kernels.reference import PIVOT_RTOL
-from .matrix import BlockMatrix, block_coordinates
+from .matrix import BlockMatrix, _check_dtype, block_coordinates
 from .ordering import Analysis, analyze
 
 __all__ = ["Factorization", "allocate", "factorize", "solve", "factorized", "GatherMap", "BACKENDS"]
@@ -66,6 +66,20 @@ class Factorization:
         self._implicit_state = False    # the buffers hold an implicit-L factor
         self._counts: dict = {}
         self._explicit_cache: dict[str, sp.csr_array] = {}
+
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self) -> dict:
+        """Everything but the kernel module and the work buffers' cache of compiled plans
+        (rebuilt on first use), so a factorization can go to another process."""
+        state = self.__dict__.copy()
+        del state["_kernel"]
+        if state["_work"] is not None:
+            state["_work"] = (*state["_work"][:2], {})
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._kernel = KERNELS[self.backend]
 
     # ------------------------------------------------------------------ numeric phase
     def refactor(self, A: BlockMatrix) -> Factorization:
@@ -182,7 +196,10 @@ class Factorization:
         Raises
         ------
         ShapeError
-            ``b`` has the wrong shape.
+            ``b`` has the wrong shape, or is a scipy.sparse matrix.
+        DTypeError
+            ``b`` is complex or not numeric (real ``b`` of any dtype is solved in float64 and
+            ``x`` is float64).
         NonFiniteError
             ``b`` contains NaN or inf.
         GraphSolveError
@@ -190,7 +207,11 @@ class Factorization:
         """
         self._require_valid()
         N = self.analysis.N
+        if sp.issparse(b):
+            raise ShapeError(f"b must be a dense array of shape ({N},) or ({N}, k), got a "
+                             f"scipy.sparse {b.format} matrix; pass b.toarray()")
         b = np.asarray(b)
+        _check_dtype(b.dtype, "b")
         if b.ndim not in (1, 2) or b.shape[0] != N:
             raise ShapeError(f"b has shape {b.shape}; expected ({N},) or ({N}, k)")
         x = b.copy() if b.dtype == np.float64 else np.array(

@@ -122,6 +122,12 @@ class BlockMatrix:
         B.data, B._graph = data, graph
         return B
 
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling: the layout arrays become read-only again."""
+        self.__dict__.update(state)
+        self.block_sizes.flags.writeable = False
+        self.edges.flags.writeable = False
+
     @property
     def graph(self) -> nx.Graph:
         """The block graph as a :class:`networkx.Graph` (built on first access for matrices

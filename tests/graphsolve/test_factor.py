@@ -1075,3 +1075,45 @@ def test_method_auto_singular_symmetric_and_nan_errors(backend):
     N.block(3, 2)[1, 0] = np.nan
     with pytest.raises(gs.NonFiniteError, match=r"\(3, 2\)"):
         gs.factorize(N, backend=backend)
+
+
+# ---------------------------------------------------------------------------------------------
+# pickling and the right-hand side's contract
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["compiled", "reference"])
+@pytest.mark.parametrize("kind", ["spd", "unsymmetric"])
+def test_pickled_factorization_solves_and_refactors(backend, kind):
+    """Matrix, analysis and factorization survive pickle (another process gets them this
+    way): the same solution bit for bit, and refactor keeps working on the copy."""
+    import pickle
+
+    A = gs.random_block_matrix(gen.ladder(10), kind, block_size=3, seed=4)
+    F = gs.factorize(A, backend=backend)
+    b = rhs(A.shape[0])
+    x = F.solve(b)
+    A2, F2 = pickle.loads(pickle.dumps((A, F)))
+    np.testing.assert_array_equal(F2.solve(b), x)
+    assert not A2.edges.flags.writeable and not A2.block_sizes.flags.writeable
+    B = A2.with_data(A2.data * 2.0)
+    np.testing.assert_allclose(F2.refactor(B).solve(b), x / 2.0, rtol=1e-12)
+    an2 = pickle.loads(pickle.dumps(F.analysis))
+    np.testing.assert_array_equal(an2.order, F.analysis.order)
+
+
+def test_solve_rhs_dtypes():
+    """Complex b is refused (DTypeError, not a numba typing error); a sparse b gets a
+    ShapeError that says what to pass; float32 and integer b are solved in float64."""
+    A = gs.random_block_matrix(gen.path(5), "spd", block_size=2, seed=0)
+    F = gs.factorize(A)
+    b = rhs(A.shape[0])
+    with pytest.raises(gs.DTypeError, match="complex"):
+        F.solve(b + 1j)
+    with pytest.raises(gs.ShapeError, match="toarray"):
+        F.solve(sp.csr_array(b[:, None]))
+    x32 = F.solve(b.astype(np.float32))
+    assert x32.dtype == np.float64
+    np.testing.assert_allclose(x32, F.solve(b.astype(np.float32).astype(float)), rtol=0)
+    xi = F.solve(np.arange(A.shape[0]))
+    np.testing.assert_allclose(A.to_dense() @ xi, np.arange(A.shape[0]), atol=1e-10)
