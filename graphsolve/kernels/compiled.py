@@ -246,14 +246,14 @@ def _factor_tree6(sym, D, Dlu, piv, L, U, w2, rtol, gat):
     on the transposed ``T`` it holds in registers: path 2000 refactor 255 → 216 µs against
     the separate strided loop). A child with an indefinite pivot (LU, ``piv >= 0``) takes
     the generic pair step on copied blocks. Same returns as :func:`_factor`."""
-    order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, _, _, _ = sym
+    order, _, d_ptr, _, fe_child, fe_ptr, child_ptr, _, _, _ = sym   # x_ptr[i] = 6 i
     values, lsrc, usrc = gat
     sq = 0.0
     n_scalings = 0
     for k in range(order.size):
         i = order[k]
         a0 = 36 * i                                 # A_ii in values: diagonal blocks by node
-        d0 = d_ptr[i]
+        d0 = 36 * k                                 # = d_ptr[i]: D in elimination order
         for r in range(6):
             for c in range(r + 1, 6):
                 d = values[a0 + r * 6 + c] - values[a0 + c * 6 + r]
@@ -265,7 +265,7 @@ def _factor_tree6(sym, D, Dlu, piv, L, U, w2, rtol, gat):
             f0 = fe_ptr[e]
             ls = lsrc[e]
             us = usrc[e]
-            definite = ls >= 0 and piv[x_ptr[c1]] < 0
+            definite = ls >= 0 and piv[6 * c1] < 0
             if definite and us >= 0:                # all in registers, the symmetry check too
                 sq += ldlt_pair6_sym(values, ls, L, f0, src, s0, D, d0, Dlu, d_ptr[c1],
                                      values, us)
@@ -284,7 +284,7 @@ def _factor_tree6(sym, D, Dlu, piv, L, U, w2, rtol, gat):
                         D[d0 + q] = src[s0 + q]
                     _scale_pair_inline(L[f0:f0 + 36], U[f0:f0 + 36], D[d0:d0 + 36],
                                        Dlu[d_ptr[c1]:d_ptr[c1] + 36],
-                                       piv[x_ptr[c1]:x_ptr[c1 + 1]], 6, 6, True, w2, False,
+                                       piv[6 * c1:6 * c1 + 6], 6, 6, True, w2, False,
                                        False, 6, 6)
             src = D
             s0 = d0
@@ -293,8 +293,8 @@ def _factor_tree6(sym, D, Dlu, piv, L, U, w2, rtol, gat):
             for q in range(36):
                 D[d0 + q] = values[a0 + q]
         if _finish_definite(D, Dlu, d0, 6, rtol):   # _finish_pivot, on offsets
-            piv[x_ptr[i]] = -1
-        elif not _finish_lu(D[d0:d0 + 36], Dlu[d0:d0 + 36], piv[x_ptr[i]:x_ptr[i + 1]], 6,
+            piv[6 * i] = -1
+        elif not _finish_lu(D[d0:d0 + 36], Dlu[d0:d0 + 36], piv[6 * i:6 * i + 6], 6,
                             rtol):
             return k, n_scalings, 0, sq
     return -1, n_scalings, 0, sq
@@ -555,44 +555,49 @@ def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, c
                       parent_ptr, parent_edges, Dlu, piv, L, x, BS):
     """:func:`_solve` for one right-hand side of an LDLᵀ factor: ``U_ip = L_piᵀ`` applied as
     row updates (contiguous), the pivot solves by the definite (``M Δ Mᵀ``) or LU form; ``BS``
-    > 0: every block is BS×BS (fixed trip counts), ``BS = 0`` generic."""
+    > 0: every block is BS×BS (fixed trip counts; the offsets ``x_ptr[i] = BS i`` and
+    ``d_ptr[order[k]] = BS² k`` are computed, not looked up: on a large tree in random
+    labels each lookup was a cache miss), ``BS = 0`` generic."""
     literally(BS)
     for k in range(order.size):                                     # Alg. 4 lines 1-6
         i = order[k]
         si = sizes[i] if BS == 0 else BS
-        xi = x[x_ptr[i]:x_ptr[i + 1]]
+        xo = x_ptr[i] if BS == 0 else BS * i
         for e in range(child_ptr[k], child_ptr[k + 1]):
             c = fe_child[e]
+            co = x_ptr[c] if BS == 0 else BS * c
             if BS == 6:                                             # simd.py
-                matvec6_sub(x, x_ptr[i], L, fe_ptr[e], x, x_ptr[c])
+                matvec6_sub(x, xo, L, fe_ptr[e], x, co)
             else:
-                _matvec_sub(xi, L[fe_ptr[e]:fe_ptr[e + 1]], x[x_ptr[c]:x_ptr[c + 1]], si,
-                            sizes[c] if BS == 0 else BS)
+                sc = sizes[c] if BS == 0 else BS
+                _matvec_sub(x[xo:xo + si], L[fe_ptr[e]:fe_ptr[e + 1]], x[co:co + sc], si, sc)
     for k in range(order.size):                                     # D⁻¹, in order
         i = order[k]
         si = sizes[i] if BS == 0 else BS
-        xi = x[x_ptr[i]:x_ptr[i + 1]]
-        lu = Dlu[d_ptr[i]:d_ptr[i] + si * si]
-        if piv[x_ptr[i]] < 0:
+        xo = x_ptr[i] if BS == 0 else BS * i
+        xi = x[xo:xo + si]
+        do = d_ptr[i] if BS == 0 else BS * BS * k
+        lu = Dlu[do:do + si * si]
+        if piv[xo] < 0:
             _ldl_solve_vec(lu, si, xi)
         else:
-            _lu_solve_vec(lu, piv[x_ptr[i]:x_ptr[i + 1]], si, xi)
+            _lu_solve_vec(lu, piv[xo:xo + si], si, xi)
     for k in range(order.size - 1, -1, -1):                         # lines 7-12: x_i is
         i = order[k]                                                # final, push it (_solve_bs)
         si = sizes[i] if BS == 0 else BS
-        xi = x[x_ptr[i]:x_ptr[i + 1]]
+        xo = x_ptr[i] if BS == 0 else BS * i
         for e in range(child_ptr[k + 1] - 1, child_ptr[k] - 1, -1):
             c = fe_child[e]
+            co = x_ptr[c] if BS == 0 else BS * c
             if BS == 6:                                             # simd.py
-                matvec6t_sub(x, x_ptr[c], L, fe_ptr[e], x, x_ptr[i])
+                matvec6t_sub(x, co, L, fe_ptr[e], x, xo)
                 continue
             sc = sizes[c] if BS == 0 else BS
-            xc = x[x_ptr[c]:x_ptr[c + 1]]
             blk = fe_ptr[e]
             for q in range(si):                 # x_c -= L_icᵀ x_i, row by row of L_ic
-                f = xi[q]
+                f = x[xo + q]
                 for r in range(sc):
-                    xc[r] -= L[blk + q * sc + r] * f
+                    x[co + r] -= L[blk + q * sc + r] * f
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
