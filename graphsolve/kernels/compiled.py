@@ -812,6 +812,11 @@ def _pack(an, arrays=_sym) -> tuple[np.ndarray, np.ndarray]:
         bounds[1:] = np.cumsum([a.size for a in parts])
         hit = an.__dict__[key] = (
             np.concatenate([np.asarray(a, dtype=np.int64) for a in parts]), bounds)
+        if arrays is _sym and "_schedule" in an.__dict__:   # the triples, kept once: the
+            views = tuple(hit[0][bounds[t]:bounds[t + 1]] for t in (8, 9))  # analysis' own
+            for v in views:                                  # lists become read-only views
+                v.flags.writeable = False                    # of the packed array
+            an.__dict__["_schedule"] = views
     return hit
 
 
