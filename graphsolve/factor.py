@@ -97,24 +97,28 @@ class Factorization:
         After any failed refactor the factorization is unusable (``solve`` raises) until a
         successful one: a failure can never go unnoticed.
         """
-        self._valid = False
-        self._implicit_state = False
-        self._explicit_cache.clear()
-        an = self.analysis
-        if not isinstance(A, BlockMatrix):
-            raise GraphSolveError(f"expected a BlockMatrix, got {type(A).__name__}")
         ldlt = self.method == "ldlt"
-        status, self._counts, finite, exact = self._kernel.refactor(
-            an, A.data, self._layout(A), self._D, self._Dlu, self._piv, self._L, self._U, ldlt,
-            self._work, self.pivot_rtol)
+        status, finite, exact = self._run_kernel(A, ldlt)
         if not finite:
             A.check_finite()                      # raises, naming the block
         if ldlt and not exact:
             _check_symmetric(A)                   # raises unless within the tolerance
         if status >= 0:
-            raise _singular_error(an, int(an.order[status]))
+            raise _singular_error(self.analysis, int(self.analysis.order[status]))
         self._valid = True
         return self
+
+    def _run_kernel(self, A: BlockMatrix, ldlt: bool) -> tuple[int, bool, bool]:
+        """Invalidate, then factor ``A``'s values: ``(status, finite, exactly symmetric)``."""
+        self._valid = False
+        self._implicit_state = False
+        self._explicit_cache.clear()
+        if not isinstance(A, BlockMatrix):
+            raise GraphSolveError(f"expected a BlockMatrix, got {type(A).__name__}")
+        status, self._counts, finite, exact = self._kernel.refactor(
+            self.analysis, A.data, self._layout(A), self._D, self._Dlu, self._piv, self._L,
+            self._U, ldlt, self._work, self.pivot_rtol)
+        return status, finite, exact
 
     def _try_exact_ldlt(self, A: BlockMatrix) -> bool:
         """Run the LDLᵀ kernel; True (and valid) if it succeeded on exactly symmetric values.
@@ -122,12 +126,7 @@ class Factorization:
         The kernel compares every upper block with its lower block's transpose while it loads
         them, so ``method="auto"`` needs no symmetry pass of its own on symmetric input; on
         anything else (unsymmetric, singular, NaN) the caller decides with the full checks."""
-        self._valid = False
-        self._explicit_cache.clear()
-        _check_compatible(A, self.analysis)
-        status, self._counts, finite, exact = self._kernel.refactor(
-            self.analysis, A.data, self._layout(A), self._D, self._Dlu, self._piv, self._L,
-            self._U, True, self._work, self.pivot_rtol)
+        status, finite, exact = self._run_kernel(A, True)
         self._valid = status < 0 and finite and exact
         return self._valid
 

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from .errors import DTypeError, GraphError, NonFiniteError, PatternError, ShapeError
 from .graph import _resolve_block_sizes, block_offsets, check_graph, resolve_block_sizes
 from .kernels import assembly
+from .symbolic import csr_of_sorted_pairs
 
 __all__ = ["BlockMatrix", "random_block_matrix", "block_coordinates"]
 
@@ -397,8 +398,7 @@ class BlockMatrix:
         """The directed edges as CSR ``(indptr, indices)`` (made once, shared by copies)."""
         csr = self.__dict__.get("_csr")
         if csr is None:
-            indptr = block_offsets(np.bincount(self.edges[:, 0], minlength=self.n_nodes))
-            csr = self._csr = (indptr, np.ascontiguousarray(self.edges[:, 1]))
+            csr = self._csr = csr_of_sorted_pairs(self.n_nodes, self.edges)
         return csr
 
     def _transpose_edges(self) -> np.ndarray:

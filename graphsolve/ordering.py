@@ -41,7 +41,8 @@ from .symbolic import (
     factor_pattern,
     group_by_key,
     minimum_degree,
-    update_schedule,
+    update_counts,
+    update_lists,
 )
 
 __all__ = ["Analysis", "analyze", "ORDERINGS", "AUTO_CANDIDATES"]
@@ -136,14 +137,13 @@ class Analysis:
     def sched_ptr(self) -> np.ndarray:
         """(m+1,) offsets of the updates of each target pair (i, c1): a count pass, O(pairs)
         memory (computed on first use)."""
-        ptr, _, _ = update_schedule(self.position, self.order, self.child_ptr, self.fe_child,
-                                    False)
-        return _readonly(ptr)
+        return _readonly(update_counts(self.position, self.order, self.child_ptr,
+                                       self.fe_child))
 
     @cached_property
     def _schedule(self) -> tuple[np.ndarray, np.ndarray]:
-        _, ic2, c1c2 = update_schedule(self.position, self.order, self.child_ptr,
-                                       self.fe_child)
+        ic2, c1c2 = update_lists(self.position, self.order, self.child_ptr, self.fe_child,
+                                 self.sched_ptr)
         return _readonly(ic2), _readonly(c1c2)
 
     @property

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["csr_adjacency", "dfs_orders", "elimination_counts", "factor_pattern", "group_by_key",
-           "minimum_degree", "update_schedule"]
+           "minimum_degree", "update_counts", "update_lists", "update_schedule"]
 
 
 def csr_adjacency(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -171,47 +171,65 @@ def factor_pattern(indptr, indices, order):
 
 
 @njit(cache=True)
-def update_schedule(pos, order, child_ptr, fe_child, fill=True):
-    """For every factor pair ``e = (i, c1)``: the pairs ``(i, c2)`` and ``(c1, c2)`` for every
-    ``c2`` that is a child of both ``i`` and ``c1`` (Alg. 3 lines 8-15), ``c2`` in elimination
-    order. Row by row: the children of ``i`` are marked with their pair, then each child
-    list of a ``c1`` is scanned for marked nodes (a count pass, then a fill pass). Returns
-    (sched_ptr, sched_ic2, sched_c1c2); ``fill=False`` stops after the count pass (the two
-    lists empty: O(pairs) memory instead of O(triples))."""
-    m = fe_child.size
+def _schedule_sweep(pos, order, child_ptr, fe_child, ptr, count, ic2, c1c2, fill):
+    """One sweep of :func:`update_schedule`: counts into ``count[e + 1]`` (``fill=False``), or
+    the lists from the offsets ``ptr`` (``fill=True``; ``ptr`` may be read-only). Row by row:
+    the children of ``i`` are marked with their pair, then each child list of a ``c1`` is
+    scanned for marked nodes."""
     n = order.size
     pair_at = np.empty(n, np.int64)         # by position: the pair (i, c) of the current row
     stamp = np.full(n, -1, np.int64)
-    sched_ptr = np.zeros(m + 1, np.int64)
-    ic2 = np.empty(0, np.int64)
-    c1c2 = np.empty(0, np.int64)
-    for sweep in range(2):
-        if sweep == 1:
-            for e in range(m):
-                sched_ptr[e + 1] += sched_ptr[e]
-            if not fill:
-                break
-            ic2 = np.empty(sched_ptr[m], np.int64)
-            c1c2 = np.empty(sched_ptr[m], np.int64)
-            stamp[:] = -1
-        for k in range(n):
-            for a in range(child_ptr[k], child_ptr[k + 1]):
-                p = pos[fe_child[a]]
-                pair_at[p] = a
-                stamp[p] = k
-            for e in range(child_ptr[k], child_ptr[k + 1]):
-                kc = pos[fe_child[e]]
-                t = sched_ptr[e]
-                for b in range(child_ptr[kc], child_ptr[kc + 1]):
-                    pb = pos[fe_child[b]]
-                    if stamp[pb] == k:
-                        if sweep == 1:
-                            ic2[t] = pair_at[pb]
-                            c1c2[t] = b
-                            t += 1
-                        else:
-                            sched_ptr[e + 1] += 1
-    return sched_ptr, ic2, c1c2
+    for k in range(n):
+        for a in range(child_ptr[k], child_ptr[k + 1]):
+            p = pos[fe_child[a]]
+            pair_at[p] = a
+            stamp[p] = k
+        for e in range(child_ptr[k], child_ptr[k + 1]):
+            kc = pos[fe_child[e]]
+            t = ptr[e]
+            for b in range(child_ptr[kc], child_ptr[kc + 1]):
+                pb = pos[fe_child[b]]
+                if stamp[pb] == k:
+                    if fill:
+                        ic2[t] = pair_at[pb]
+                        c1c2[t] = b
+                        t += 1
+                    else:
+                        count[e + 1] += 1
+
+
+@njit(cache=True)
+def update_counts(pos, order, child_ptr, fe_child):
+    """``sched_ptr`` of :func:`update_schedule` alone: O(pairs) memory."""
+    m = fe_child.size
+    ptr = np.zeros(m + 1, np.int64)
+    none = np.empty(0, np.int64)
+    _schedule_sweep(pos, order, child_ptr, fe_child, ptr, ptr, none, none, False)
+    for e in range(m):
+        ptr[e + 1] += ptr[e]
+    return ptr
+
+
+@njit(cache=True)
+def update_lists(pos, order, child_ptr, fe_child, ptr):
+    """``(sched_ic2, sched_c1c2)`` of :func:`update_schedule` for the offsets ``ptr`` of
+    :func:`update_counts`."""
+    ic2 = np.empty(ptr[-1], np.int64)
+    c1c2 = np.empty(ptr[-1], np.int64)
+    _schedule_sweep(pos, order, child_ptr, fe_child, ptr, np.empty(0, np.int64), ic2, c1c2,
+                    True)
+    return ic2, c1c2
+
+
+@njit(cache=True)
+def update_schedule(pos, order, child_ptr, fe_child):
+    """For every factor pair ``e = (i, c1)``: the pairs ``(i, c2)`` and ``(c1, c2)`` for every
+    ``c2`` that is a child of both ``i`` and ``c1`` (Alg. 3 lines 8-15), ``c2`` in elimination
+    order: a count pass (:func:`update_counts`), then a fill pass (:func:`update_lists`).
+    Returns (sched_ptr, sched_ic2, sched_c1c2)."""
+    ptr = update_counts(pos, order, child_ptr, fe_child)
+    ic2, c1c2 = update_lists(pos, order, child_ptr, fe_child, ptr)
+    return ptr, ic2, c1c2
 
 
 @njit(cache=True)

@@ -20,12 +20,13 @@ all connect to. Right-looking over the supernodes in elimination order:
    at once, by one BLAS product with the inverse of the block's unit triangle, and the
    supernode's later columns are updated by one BLAS product (``F -= L Tᵀ``, in place);
 3. write the factor blocks back and subtract ``L_a (L_b D_S)ᵀ`` from each block ``(a, b)`` of
-   ``R × R``, in place: Alg. 3 line 14 for all of the supernode's triples of that pair in one
-   block product whose inner dimension is the supernode's width.
-
-Step 3 was also tried as BLAS products (all of ``R × R`` at once, or one row block of ``R`` at a
-time) whose result is then scattered into the blocks: on crystal 8³ the scatter cost more than
-BLAS saved (12.8-15.5 ms against 12.8 ms with the in-place block products).
+   ``R × R``: Alg. 3 line 14 for all of the supernode's triples of that pair. Narrow
+   supernodes do it in place, one block product per pair whose inner dimension is the
+   supernode's width; supernodes of at least :data:`BLAS_UPDATE_MIN_WIDTH` columns compute
+   a panel of ``R``'s rows at a time by one BLAS product into scratch and subtract it from the
+   blocks (:func:`_update_rr_blas`). On crystal 8³ BLAS for every supernode lost (the scatter
+   cost more than BLAS saved: 12.8-15.5 ms against 12.8 ms); on crystal 22³ the wide fronts
+   gain 1.3×.
 
 The result is the same factor (same ``D``, ``Dlu``, ``piv``, ``L`` buffers, so every solve and
 accessor works unchanged), computed in another order; only rounding differs. Pivots are met in
@@ -52,9 +53,8 @@ PANEL_BLOCK = 48
 
 #: A supernode at least this many scalar columns wide updates ``R × R`` by BLAS products into a
 #: scratch panel, then subtracts the panel from the blocks (step 3); narrower ones multiply
-#: block by block in place. Measured, 6×6 blocks, refactor (in place → BLAS): crystal 22³
-#: (fronts of ~3000 rows) and 300² grids gain most; at width 24 the scatter and the two
-#: kinds of products cost about the same.
+#: block by block in place. Measured with 6×6 blocks, refactor, in place → BLAS: crystal 22³
+#: 3.70 → 2.75 s, 200² grid 1.08 → 1.04 s; the value 24 itself was not tuned.
 BLAS_UPDATE_MIN_WIDTH = 24
 
 #: Scalar rows of ``R`` per BLAS product of the ``R × R`` update (bounds its scratch panel).
