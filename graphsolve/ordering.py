@@ -47,6 +47,14 @@ from .symbolic import (
 
 __all__ = ["Analysis", "analyze", "ORDERINGS", "AUTO_CANDIDATES"]
 
+#: :meth:`Analysis.summary` leaves out a compared ordering whose counted factor + solve flops
+#: pass this multiple of the summarized analysis's (it would build a factor that large).
+SUMMARY_COMPARE_LIMIT = 50
+
+#: :meth:`Analysis.summary` analyzes a compared ordering in full (update triples, loop openers)
+#: up to this many factor pairs, and shows its counts only above.
+SUMMARY_FULL_PAIRS = 200_000
+
 ORDERINGS = ("auto", "brudigam", "brudigam-cm", "dfs", "natural", "amd", "nd", "mindeg")
 #: The orderings ``"auto"`` compares, in order of preference on equal flops.
 AUTO_CANDIDATES = ("brudigam", "brudigam-cm", "amd", "nd")
@@ -273,7 +281,7 @@ class Analysis:
         m = len(self.fe_child)
         return {"diagonal": self.n_nodes, "matrix_pairs": m - self.n_fill,
                 "fill_pairs": self.n_fill, "factor_pairs": m,
-                "update_triples": len(self.sched_ic2)}
+                "update_triples": int(self.sched_ptr[-1])}
 
     @property
     def factor_nnz(self) -> int:
@@ -345,31 +353,61 @@ class Analysis:
         auto chose 'brudigam' from brudigam (9 pairs, 90 flops), brudigam-cm (9 pairs, 90
         flops), amd (9 pairs, 90 flops)
         """
-        cols = [self]
+        cols = [self._summary_column()]
+        abandoned = []
         if compare:
-            cols += [analyze(self.graph, o, root=self.root, block_sizes=self.block_sizes,
-                             zero_diagonal=self.zero_diagonal)
-                     for o in ORDERINGS if o not in (self.ordering, "auto")]
-        rows = [
-            ("ordering", lambda a: a.ordering),
-            ("nodes", lambda a: a.n_nodes),
-            ("edges", lambda a: len(a.edges)),
-            ("fill pairs", lambda a: a.n_fill),
-            ("factor pairs", lambda a: a.block_counts["factor_pairs"]),
-            ("update triples", lambda a: a.block_counts["update_triples"]),
-            ("loop openers", lambda a: len(a.loop_openers)),
-            ("deferred", lambda a: len(a.deferred)),
-            ("factor scalars", lambda a: a.factor_nnz),
-            ("flops ldu", lambda a: a.flops("ldu")),
-        ]
-        width = max(12, *(len(a.ordering) + 2 for a in cols))
-        lines = [f"{name:<14}" + "".join(f"{f(a)!s:>{width}}" for a in cols)
-                 for name, f in rows]
+            for o in ORDERINGS:
+                if o not in (self.ordering, "auto"):
+                    col = self._compared(o)
+                    (cols if isinstance(col, dict) else abandoned).append(col)
+        values = [[str(c[name]) for c in cols] for name in cols[0]]
+        width = max(12, *(len(v) + 2 for row in values for v in row))
+        lines = [f"{name:<14}" + "".join(f"{v:>{width}}" for v in row)
+                 for name, row in zip(cols[0], values, strict=True)]
         if self.candidates:
             lines.append(f"auto chose {self.ordering!r} from "
                          + ", ".join(f"{c} ({'abandoned' if p < 0 else f'{p} pairs'}, "
                                      f"{fl:.3g} flops)" for c, p, fl in self.candidates))
+        if any(c["update triples"] == "-" for c in cols):
+            lines.append("-: counted without building the factor (factor pairs over "
+                         f"{SUMMARY_FULL_PAIRS})")
+        if abandoned:
+            lines.append(f"not shown (counted flops over {SUMMARY_COMPARE_LIMIT}x this "
+                         f"ordering's): {', '.join(abandoned)}")
         return "\n".join(lines)
+
+    def _summary_column(self) -> dict:
+        return {"ordering": self.ordering, "nodes": self.n_nodes, "edges": len(self.edges),
+                "fill pairs": self.n_fill, "factor pairs": self.block_counts["factor_pairs"],
+                "update triples": self.block_counts["update_triples"],
+                "loop openers": len(self.loop_openers), "deferred": len(self.deferred),
+                "factor scalars": self.factor_nnz, "flops ldu": self.flops("ldu")}
+
+    def _compared(self, name: str) -> dict | str:
+        """The :meth:`summary` column of ordering ``name`` on the same graph.
+
+        Its factor is first counted (:func:`~graphsolve.symbolic.elimination_counts`, O(n)
+        memory): past :data:`SUMMARY_COMPARE_LIMIT` times this analysis's factor + solve flops
+        only the name is returned; past :data:`SUMMARY_FULL_PAIRS` factor pairs the column
+        holds the counted values, ``"-"`` for what needs the factor's pattern (on a large grid
+        a DFS ordering's factor is nearly dense and need not fit in memory)."""
+        n, sizes, zero = self.n_nodes, self.block_sizes, self.zero_diagonal
+        indptr, indices = csr_adjacency(n, self.edges)
+        order, deferred, source = _named_order(name, n, indptr, indices, sizes, zero, self.root)
+        own = self.flops("ldu") + self.solve_flops("ldu")
+        pairs, flu, _, sol = elimination_counts(indptr, indices, order, sizes.astype(np.int64),
+                                                SUMMARY_COMPARE_LIMIT * max(own, 1))
+        if pairs < 0:
+            return name
+        if pairs <= SUMMARY_FULL_PAIRS:
+            return _symbolic(n, self.edges, indptr, indices, sizes, name, order, deferred,
+                             zero, self.root, self.node_data, source)._summary_column()
+        diag = int(np.sum(sizes.astype(np.int64) ** 2))
+        lower = (int(sol) - 2 * diag) // 4              # solve flops = 2 D + 4 L
+        return {"ordering": name, "nodes": n, "edges": len(self.edges),
+                "fill pairs": int(pairs) - len(self.edges), "factor pairs": int(pairs),
+                "update triples": "-", "loop openers": "-", "deferred": len(deferred),
+                "factor scalars": diag + 2 * lower, "flops ldu": int(flu)}
 
     def __repr__(self) -> str:
         return (f"Analysis(ordering={self.ordering!r}, nodes={self.n_nodes}, "

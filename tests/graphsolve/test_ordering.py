@@ -1029,3 +1029,39 @@ def test_brudigam_cm_given_root_is_last():
     G = relabelled(gen.ladder(12), 2)
     an = gs.analyze(G, "brudigam-cm", root=5)
     assert an.elimination_order[-1] == 5
+
+
+@pytest.mark.parametrize("make", [lambda: gen.net(6), lambda: gen.crystal(3),
+                                  lambda: gen.constraint_graph(gen.ladder(6))],
+                         ids=["net6", "crystal3", "kkt_ladder"])
+def test_summary_counted_columns_equal_full_analyses(make, monkeypatch):
+    # Above SUMMARY_FULL_PAIRS a compared ordering is only counted (a dense DFS factor of a large
+    # crystal does not fit in memory): the counted values must be the full analysis's.
+    from graphsolve import ordering as ordering_module
+
+    G = make()
+    an = gs.analyze(G, "amd")
+    full = parse_summary(an.summary())
+    monkeypatch.setattr(ordering_module, "SUMMARY_FULL_PAIRS", 0)
+    counted = parse_summary(an.summary())
+    assert counted["ordering"] == full["ordering"]
+    for row in ("nodes", "edges", "fill pairs", "factor pairs", "deferred", "factor scalars",
+                "flops ldu"):
+        assert counted[row] == full[row], row
+    assert counted["update triples"][1:] == ["-"] * (len(full["ordering"]) - 1)
+    assert counted["update triples"][0] == full["update triples"][0]
+
+
+def test_summary_leaves_out_orderings_far_worse_than_its_own(monkeypatch):
+    from graphsolve import ordering as ordering_module
+
+    G = nx.ladder_graph(60)                      # rail by rail: DFS orders explode
+    an = gs.analyze(G, "amd")
+    monkeypatch.setattr(ordering_module, "SUMMARY_COMPARE_LIMIT", 3)
+    text = an.summary()
+    rows = parse_summary(text)
+    assert "brudigam-cm" in rows["ordering"] and "brudigam" not in rows["ordering"]
+    last = text.splitlines()[-1]
+    assert last.startswith("not shown") and "brudigam," in last and "dfs" in last
+    # block_counts counts the update triples without listing them
+    assert an.block_counts["update_triples"] == len(an.sched_ic2)
