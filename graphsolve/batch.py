@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from . import factor_queries as queries
 from .errors import GraphSolveError, NonFiniteError, ShapeError, SingularBlockError
 from .factor import LDLT_SYMMETRY_RTOL, GatherMap
 from .kernels import KERNELS
@@ -103,9 +104,7 @@ class BatchFactorization:
     def solve(self, b: np.ndarray) -> np.ndarray:
         """Solve every system: ``b`` of shape ``(B, N)`` or ``(B, N, k)``; returns ``x`` like
         ``b`` with ``x[i]`` the solution of item ``i``."""
-        if not self._valid:
-            raise GraphSolveError("the batch factorization is not valid: its last refactor "
-                                  "failed")
+        self._require_valid()
         B, N = self.batch_size, self.analysis.N
         b = np.asarray(b)
         if b.ndim not in (2, 3) or b.shape[:2] != (B, N):
@@ -117,6 +116,26 @@ class BatchFactorization:
         self._kernel.solve_batch(self.analysis, self._Dlu, self._piv, self._L, self._U, x3,
                                  self.method == "ldlt")
         return x
+
+    def slogdet(self) -> tuple[np.ndarray, np.ndarray]:
+        """Sign and log ``|det|`` of every item, arrays of shape ``(B,)``
+        (see :meth:`graphsolve.Factorization.slogdet`)."""
+        self._require_valid()
+        return queries.slogdet(self.analysis, self._D)
+
+    def inertia(self, tol: float | None = None) -> list[queries.Inertia]:
+        """The :class:`~graphsolve.factor_queries.Inertia` of every item (see
+        :meth:`graphsolve.Factorization.inertia`); needs ``method="ldlt"``."""
+        self._require_valid()
+        if self.method != "ldlt":
+            raise GraphSolveError("inertia needs the factors of symmetric matrices: factor the "
+                                  "batch with method='ldlt'")
+        return queries.inertia(self.analysis, self._D, tol)
+
+    def _require_valid(self) -> None:
+        if not self._valid:
+            raise GraphSolveError("the batch factorization is not valid: its last refactor "
+                                  "failed")
 
     @property
     def stats(self) -> dict:

@@ -13,7 +13,9 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from . import factor_queries as queries
 from .errors import GraphSolveError, NonFiniteError, PatternError, ShapeError, SingularBlockError
+from .factor_queries import SYSTEMS, Inertia, partial_solve
 from .kernels import KERNELS, assembly
 from .kernels.reference import PIVOT_RTOL
 from .matrix import BlockMatrix, _check_dtype, block_coordinates
@@ -189,8 +191,27 @@ class Factorization:
         self._implicit_state = self._implicit
 
     # ------------------------------------------------------------------ solves
-    def solve(self, b: np.ndarray) -> np.ndarray:
-        """Solve ``A x = b`` for ``b`` of shape ``(N,)`` or ``(N, k)``; returns ``x`` like ``b``.
+    def solve(self, b: np.ndarray, system: str = "A", trans: str = "N") -> np.ndarray:
+        """Solve ``A x = b`` (or one factor's system) for ``b`` of shape ``(N,)`` or ``(N, k)``;
+        returns ``x`` like ``b``.
+
+        Parameters
+        ----------
+        b : array_like
+        system : {"A", "L", "D", "U", "Lt", "P", "Pt"}
+            With ``A = Pᵀ L D U P`` (``(P x) = x[p]``, ``p = F.perm``; ``U = Lᵀ`` for LDLᵀ),
+            in the style of CHOLMOD's ``solve``: ``"A"`` solves ``A x = b`` (the fused block
+            solve); ``"L"``, ``"D"``, ``"U"`` and ``"Lt"`` solve ``L x = b``, ``D x = b``,
+            ``U x = b``, ``Lᵀ x = b`` in the permuted numbering; ``"P"`` returns ``P b`` and
+            ``"Pt"`` ``Pᵀ b``. So ``solve(b)`` equals ``solve(solve(solve(solve(solve(b, "P"),
+            "L"), "D"), "U"), "Pt")``.
+        trans : {"N", "T"}
+            ``"T"`` solves with the transpose of the system's matrix (``Aᵀ x = b``, ``Lᵀ x = b``,
+            ...); for LDLᵀ ``A`` is symmetric and ``"T"`` changes nothing for ``"A"``.
+
+        Only ``system="A", trans="N"`` uses the fused block kernels; the other systems run
+        SciPy's compiled triangular solves on the explicit factors (built on first use, about
+        three times the work). See :mod:`graphsolve.factor_queries`.
 
         Raises
         ------
@@ -201,9 +222,24 @@ class Factorization:
             ``x`` is float64).
         NonFiniteError
             ``b`` contains NaN or inf.
+        ValueError
+            Unknown ``system`` or ``trans``.
         GraphSolveError
             The last (re)factorization failed.
+
+        Examples
+        --------
+        >>> import numpy as np, graphsolve as gs
+        >>> A = gs.random_block_matrix(gs.generators.ladder(4), "unsymmetric", 2, seed=0)
+        >>> F = gs.factorize(A)
+        >>> b = np.arange(A.shape[0], dtype=float)
+        >>> bool(np.allclose(A.to_scipy().T @ F.solve(b, trans="T"), b))
+        True
         """
+        if system not in SYSTEMS:
+            raise ValueError(f"system must be one of {SYSTEMS}, got {system!r}")
+        if trans not in ("N", "T"):
+            raise ValueError(f"trans must be 'N' or 'T', got {trans!r}")
         self._require_valid()
         N = self.analysis.N
         if sp.issparse(b):
@@ -213,6 +249,13 @@ class Factorization:
         _check_dtype(b.dtype, "b")
         if b.ndim not in (1, 2) or b.shape[0] != N:
             raise ShapeError(f"b has shape {b.shape}; expected ({N},) or ({N}, k)")
+        transposed = trans == "T" and not (self.method == "ldlt" and system == "A")
+        if system != "A" or transposed:
+            b = np.asarray(b, dtype=np.float64)
+            if not np.isfinite(b).all():
+                raise NonFiniteError(f"b contains NaN or inf (first at index "
+                                     f"{np.argwhere(~np.isfinite(b))[0].tolist()})")
+            return partial_solve(self, b, system, transposed)
         x = b.copy() if b.dtype == np.float64 else np.array(
             b, dtype=np.result_type(b.dtype, np.float64), order="C", copy=True)
         if not self._kernel.solve(self.analysis, self._Dlu, self._piv, self._L, self._U, x,
@@ -224,11 +267,84 @@ class Factorization:
     __call__ = solve
 
     def aslinearoperator(self) -> spla.LinearOperator:
-        """``A⁻¹`` as a :class:`scipy.sparse.linalg.LinearOperator` (``rmatvec`` for LDLᵀ)."""
+        """``A⁻¹`` as a :class:`scipy.sparse.linalg.LinearOperator` (``rmatvec`` and
+        ``rmatmat`` apply ``A⁻ᵀ``)."""
         N = self.analysis.N
-        kwargs = {"rmatvec": self.solve} if self.method == "ldlt" else {}
+
+        def transposed(b):
+            return self.solve(b, trans="T")
+
         return spla.LinearOperator((N, N), matvec=self.solve, matmat=self.solve, dtype=float,
-                                   **kwargs)
+                                   rmatvec=transposed, rmatmat=transposed)
+
+    # ------------------------------------------------------------------ queries
+    def slogdet(self) -> tuple[float, float]:
+        """Sign and natural log of ``|det A|``, like :func:`numpy.linalg.slogdet`:
+        ``det A = Π_j det D_j`` over the pivot blocks (``L`` and ``U`` are unit triangular,
+        ``det P`` appears squared).
+
+        Examples
+        --------
+        >>> import numpy as np, graphsolve as gs
+        >>> A = gs.random_block_matrix(gs.generators.random_tree(5, seed=1), "unsymmetric", 3,
+        ...                          seed=2)
+        >>> sign, logdet = gs.factorize(A).slogdet()
+        >>> bool(np.allclose([sign, logdet], np.linalg.slogdet(A.to_scipy().toarray())))
+        True
+        """
+        self._require_valid()
+        return queries.slogdet(self.analysis, self._D)
+
+    def inertia(self, tol: float | None = None) -> Inertia:
+        """Numbers of positive, negative and zero eigenvalues of the symmetric ``A``
+        (Sylvester's law of inertia: ``A`` is congruent to the block diagonal ``D``).
+
+        Needs a factor of a symmetric matrix: an LDLᵀ factorization, or an LDU one whose
+        ``U`` equals ``Lᵀ`` and whose pivot blocks are symmetric to a relative
+        ``1e-10``. An eigenvalue of a pivot block counts as zero when its magnitude is at
+        most ``tol`` (default ``N · eps · max|λ|``).
+
+        Raises
+        ------
+        GraphSolveError
+            The factorization is of an unsymmetric matrix, or is not valid.
+
+        Examples
+        --------
+        A KKT matrix ``[[M, Jᵀ], [J, 0]]`` with definite ``M`` and full-rank ``J`` has one
+        positive eigenvalue per body row and one negative per constraint row (here three
+        bodies of 6 rows and two joints of 3 rows):
+
+        >>> import graphsolve as gs
+        >>> G = gs.generators.constraint_graph(gs.generators.path(3))
+        >>> A = gs.random_block_matrix(G, "kkt", seed=0)
+        >>> gs.factorize(A, method="ldlt").inertia()
+        Inertia(positive=18, negative=6, zero=0)
+        """
+        self._require_valid()
+        if self.method == "ldu":
+            self._require_symmetric_factor()
+        return queries.inertia(self.analysis, self._D, tol)
+
+    def _require_symmetric_factor(self) -> None:
+        L, U = self.L, self.U
+        diff = abs(U - L.T).max() if L.nnz else 0.0
+        Dm = self.D
+        asym = abs(Dm - Dm.T).max() if Dm.nnz else 0.0
+        scale_l = max(abs(L).max(), 1.0)
+        scale_d = abs(Dm).max() if Dm.nnz else 1.0
+        if diff > 1e-10 * scale_l or asym > 1e-10 * scale_d:
+            raise GraphSolveError(
+                "inertia needs the factor of a symmetric matrix; this LDU factor has "
+                f"max|U - Lᵀ| = {diff:.3g} and max|D - Dᵀ| = {asym:.3g} (factor a symmetric "
+                "matrix with method='ldlt')")
+
+    @property
+    def P(self) -> sp.csr_array:
+        """The permutation as a sparse matrix: ``P @ A @ P.T == L @ D @ U``
+        (``P[i, p[i]] = 1`` with ``p = F.perm``)."""
+        N = self.analysis.N
+        return sp.csr_array((np.ones(N), (np.arange(N), self.perm)), shape=(N, N))
 
     # ------------------------------------------------------------------ explicit factors
     @property
