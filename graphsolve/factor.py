@@ -216,10 +216,12 @@ class Factorization:
         Raises
         ------
         ShapeError
-            ``b`` has the wrong shape, or is a scipy.sparse matrix.
+            ``b`` has the wrong shape.
         DTypeError
-            ``b`` is complex or not numeric (real ``b`` of any dtype is solved in float64 and
-            ``x`` is float64).
+            ``b`` is complex or not numeric (real ``b`` of any dtype, lists and ``np.matrix``
+            included, is solved in float64 and ``x`` is a float64 ndarray; a scipy.sparse
+            ``b`` is solved densely and ``x`` returned in ``b``'s sparse format, as
+            :func:`scipy.sparse.linalg.spsolve` does).
         NonFiniteError
             ``b`` contains NaN or inf.
         ValueError
@@ -242,9 +244,10 @@ class Factorization:
             raise ValueError(f"trans must be 'N' or 'T', got {trans!r}")
         self._require_valid()
         N = self.analysis.N
-        if sp.issparse(b):
-            raise ShapeError(f"b must be a dense array of shape ({N},) or ({N}, k), got a "
-                             f"scipy.sparse {b.format} matrix; pass b.toarray()")
+        if sp.issparse(b):                  # like spsolve: a sparse b gives a sparse x
+            if b.shape[0] != N:
+                raise ShapeError(f"b has shape {b.shape}; expected ({N},) or ({N}, k)")
+            return type(b)(self.solve(b.toarray(), system, trans))
         b = np.asarray(b)
         _check_dtype(b.dtype, "b")
         if b.ndim not in (1, 2) or b.shape[0] != N:
@@ -533,8 +536,13 @@ def solve(A: BlockMatrix, b: np.ndarray, **kwargs) -> np.ndarray:
     return factorize(A, **kwargs).solve(b)
 
 
-def factorized(S, block_sizes, graph=None, **kwargs) -> Callable[[np.ndarray], np.ndarray]:
+def factorized(S, block_sizes=None, graph=None, **kwargs) -> Callable[[np.ndarray], np.ndarray]:
     """``scipy.sparse.linalg.factorized`` look-alike: factor ``S`` once, return ``solve(b)``.
+
+    ``S`` is a :class:`BlockMatrix` (``block_sizes`` and ``graph`` must then be None), or a
+    sparse or dense matrix that :meth:`BlockMatrix.from_scipy` partitions with ``block_sizes``
+    and ``graph`` (both optional: the blocks are then inferred, see
+    :func:`graphsolve.matrix.infer_block_sizes`). ``kwargs`` go to :func:`factorize`.
 
     Examples
     --------
@@ -543,7 +551,14 @@ def factorized(S, block_sizes, graph=None, **kwargs) -> Callable[[np.ndarray], n
     >>> solve = gs.factorized(S, [2, 2, 2])
     >>> bool(np.allclose(S @ solve(np.ones(6)), 1.0))
     True
+    >>> bool(np.allclose(S @ gs.factorized(S)(np.ones(6)), 1.0))   # blocks inferred
+    True
     """
+    if isinstance(S, BlockMatrix):
+        if block_sizes is not None or graph is not None:
+            raise GraphSolveError("factorized(A) of a BlockMatrix takes no block_sizes or graph "
+                                  "(the matrix has them)")
+        return factorize(S, **kwargs).solve
     return factorize(BlockMatrix.from_scipy(S, block_sizes, graph), **kwargs).solve
 
 

@@ -148,8 +148,8 @@ class BlockMatrix:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_scipy(cls, S, block_sizes: Sequence[int] | int, graph: nx.Graph | None = None
-                   ) -> BlockMatrix:
+    def from_scipy(cls, S, block_sizes: Sequence[int] | int | None = None,
+                   graph: nx.Graph | None = None) -> BlockMatrix:
         """Partition a square sparse (or dense) matrix into blocks.
 
         Parameters
@@ -157,10 +157,15 @@ class BlockMatrix:
         S : scipy.sparse matrix/array or ndarray, shape (N, N)
             Real values (stored as float64). CSR and CSC are read in place; other formats
             are converted to CSR first.
-        block_sizes : sequence of int (one per node, summing to N), or int (equal blocks)
+        block_sizes : sequence of int (one per node, summing to N), int (equal blocks), or None
+            None: the ``size`` attributes of ``graph``'s nodes if it has them all, else
+            :func:`infer_block_sizes` (runs of consecutive rows with one sparsity pattern).
         graph : networkx.Graph, optional
-            The block graph. If None it is inferred from the nonzero blocks of ``S``. If given,
-            every nonzero off-diagonal block must lie on an edge.
+            The block graph. If None it is inferred from the blocks holding a stored entry of
+            ``S`` (stored zeros included, as SciPy and CHOLMOD treat them: they are structure
+            that later values may fill; call ``S.eliminate_zeros()`` first to drop them). If
+            given, every nonzero off-diagonal block must lie on an edge (stored zeros may lie
+            anywhere).
 
         Raises
         ------
@@ -181,6 +186,10 @@ class BlockMatrix:
             raise ShapeError(f"matrix must be square, got shape {S.shape}")
         _check_dtype(S.dtype, "S")
         N = S.shape[0]
+        if block_sizes is None:
+            given = None if graph is None else [d.get("size") for _, d in
+                                                sorted(graph.nodes(data=True))]
+            block_sizes = given if given and None not in given else infer_block_sizes(S)
         raw = np.atleast_1d(np.asarray(block_sizes))
         if raw.ndim != 1 or raw.size == 0 or raw.dtype == bool or not np.issubdtype(
                 raw.dtype, np.number) or np.any(raw != np.round(raw)) or np.any(raw < 1):
@@ -205,7 +214,7 @@ class BlockMatrix:
         off = block_offsets(sizes)
         blk = np.repeat(np.arange(n, dtype=np.int64), sizes)
         if graph is None:
-            pi, pj = assembly.nonzero_block_pairs(indptr, indices, vals, blk, off)
+            pi, pj = assembly.stored_block_pairs(indptr, indices, blk, off)
             e_indptr, e_indices = assembly.symmetric_block_pattern(n, pi, pj)
             del pi, pj
             directed = np.empty((e_indices.size, 2), np.int64)
@@ -483,6 +492,43 @@ class BlockMatrix:
             raise PatternError(f"nonzero block {blk} lies outside the graph (no edge "
                                f"{blk[0]}-{blk[1]})", blk)
         self.data[self.edge_ptr[k] + li[~diag] * s[oj] + lj[~diag]] = vals[~diag]
+
+
+def infer_block_sizes(S) -> np.ndarray:
+    """Block sizes of a square sparse (or dense) matrix: maximal runs of consecutive rows whose
+    sparsity patterns in ``S + Sᵀ + I`` are identical (*supervariables*).
+
+    A matrix assembled from dense ``s × s`` blocks on a graph (finite elements with ``s``
+    unknowns per node, rigid bodies with 6) is found to have those blocks, or coarser ones
+    where neighbouring nodes happen to share their neighbours; a matrix without block
+    structure gets blocks of size 1, on which graphsolve still works (with scalar speed).
+    Stored entries count, zeros included. O(nnz), no Python loop per row.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp, graphsolve as gs
+    >>> S = sp.kron(sp.diags([1.0, 4.0, 1.0], [-1, 0, 1], shape=(4, 4)), np.ones((3, 3)))
+    >>> gs.matrix.infer_block_sizes(S).tolist()
+    [3, 3, 3, 3]
+    """
+    S = sp.csr_array(S)
+    N = S.shape[0]
+    if N == 0:
+        return np.zeros(0, np.int64)
+    P = abs(S) + abs(S).T + sp.eye_array(N, format="csr")
+    P = sp.csr_array((np.ones(P.nnz), P.indices, P.indptr), shape=(N, N))
+    P.sort_indices()
+    indptr, indices = P.indptr.astype(np.int64), P.indices.astype(np.int64)
+    length = np.diff(indptr)
+    same = length[:-1] == length[1:]               # row r vs row r + 1: same length first,
+    rows = np.repeat(np.arange(N - 1), length[:-1])  # then entry by entry
+    entry = np.arange(indptr[N - 1])
+    cand = same[rows]
+    differs = np.zeros(N - 1, bool)
+    e = entry[cand]
+    differs[rows[cand][indices[e] != indices[e + length[rows[e]]]]] = True
+    starts = np.flatnonzero(np.concatenate([[True], ~same | differs]))
+    return np.diff(np.append(starts, N)).astype(np.int64)
 
 
 def _check_dtype(dtype: np.dtype, what: str) -> None:

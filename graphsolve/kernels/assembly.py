@@ -13,17 +13,19 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["nonzero_block_pairs", "symmetric_block_pattern", "scatter_compressed",
+__all__ = ["stored_block_pairs", "symmetric_block_pattern", "scatter_compressed",
            "factor_pairs_of_edges"]
 
 
 @njit(cache=True)
-def nonzero_block_pairs(indptr, indices, data, blk, off):
-    """Off-diagonal blocks ``(i, j)`` holding a nonzero of a compressed matrix, each once.
+def stored_block_pairs(indptr, indices, blk, off):
+    """Off-diagonal blocks ``(i, j)`` holding a stored entry of a compressed matrix, each once.
 
-    ``indptr, indices, data`` are CSR arrays (major index = row), ``blk[c]`` the node of scalar
+    ``indptr, indices`` are CSR arrays (major index = row), ``blk[c]`` the node of scalar
     column ``c`` and ``off`` the node offsets (the rows of node ``i`` are ``off[i]:off[i+1]``).
-    Two sweeps: count, then fill. Returns ``(pi, pj)`` in block-row order, columns unsorted."""
+    Stored zeros count, as in SciPy and CHOLMOD, where the stored entries are the structure:
+    a later matrix may put values there. Two sweeps: count, then fill. Returns ``(pi, pj)``
+    in block-row order, columns unsorted."""
     n = off.size - 1
     mark = np.full(n, -1, np.int64)
     pi = np.empty(0, np.int64)
@@ -38,14 +40,13 @@ def nonzero_block_pairs(indptr, indices, data, blk, off):
         for i in range(n):
             for r in range(off[i], off[i + 1]):
                 for p in range(indptr[r], indptr[r + 1]):
-                    if data[p] != 0:
-                        j = blk[indices[p]]
-                        if j != i and mark[j] != i:
-                            mark[j] = i
-                            if sweep == 1:
-                                pi[count] = i
-                                pj[count] = j
-                            count += 1
+                    j = blk[indices[p]]
+                    if j != i and mark[j] != i:
+                        mark[j] = i
+                        if sweep == 1:
+                            pi[count] = i
+                            pj[count] = j
+                        count += 1
     return pi, pj
 
 

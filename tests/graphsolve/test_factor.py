@@ -11,7 +11,7 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
-import scipy.sparse.linalg  # noqa: F401  (sp.linalg)
+import scipy.sparse.linalg as spla
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -1102,16 +1102,30 @@ def test_pickled_factorization_solves_and_refactors(backend, kind):
     np.testing.assert_array_equal(an2.order, F.analysis.order)
 
 
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")   # np.matrix
 def test_solve_rhs_dtypes():
-    """Complex b is refused (DTypeError, not a numba typing error); a sparse b gets a
-    ShapeError that says what to pass; float32 and integer b are solved in float64."""
+    """Complex b is refused (DTypeError, not a numba typing error); a sparse b is solved like
+    scipy.sparse.linalg.spsolve does (x sparse, same format); lists, np.matrix, float32 and
+    integer b are solved in float64."""
     A = gs.random_block_matrix(gen.path(5), "spd", block_size=2, seed=0)
     F = gs.factorize(A)
     b = rhs(A.shape[0])
     with pytest.raises(gs.DTypeError, match="complex"):
         F.solve(b + 1j)
-    with pytest.raises(gs.ShapeError, match="toarray"):
-        F.solve(sp.csr_array(b[:, None]))
+    with pytest.raises(gs.DTypeError, match="complex"):
+        F.solve(sp.csc_array(b[:, None] + 1j))
+    B = np.stack([b, 2 * b, np.zeros_like(b)], axis=1)
+    for fmt in (sp.csr_array, sp.csc_matrix, sp.coo_array):
+        X = F.solve(fmt(B))
+        assert type(X) is fmt and sp.issparse(X)
+        np.testing.assert_allclose(X.toarray(), spla.spsolve(sp.csc_array(A.to_scipy()),
+                                                             sp.csc_array(B)).toarray(),
+                                   rtol=1e-10)
+    with pytest.raises(gs.ShapeError):
+        F.solve(sp.csr_array(np.ones((3, 1))))
+    np.testing.assert_allclose(F.solve(b.tolist()), F.solve(b), rtol=0)
+    xm = F.solve(np.asmatrix(b).T)
+    assert type(xm) is np.ndarray and xm.shape == (A.shape[0], 1)
     x32 = F.solve(b.astype(np.float32))
     assert x32.dtype == np.float64
     np.testing.assert_allclose(x32, F.solve(b.astype(np.float32).astype(float)), rtol=0)

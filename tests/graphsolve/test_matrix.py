@@ -147,14 +147,14 @@ def test_from_scipy_infers_edge_from_one_sided_block():
     np.testing.assert_array_equal(A.to_dense(), M)
 
 
-def test_from_scipy_inference_ignores_explicit_zeros_and_cancelling_duplicates():
+def test_from_scipy_inference_keeps_explicit_zeros_and_cancelling_duplicates():
     sizes = [1, 1, 1]
     rows = np.array([0, 1, 2, 0, 2, 2])
     cols = np.array([0, 1, 2, 1, 0, 0])
     vals = np.array([1.0, 2.0, 3.0, 0.0, 4.0, -4.0])    # (0,1) explicit 0, (2,0) cancels
     S = sp.coo_array((vals, (rows, cols)), shape=(3, 3))
     A = gs.BlockMatrix.from_scipy(S, sizes)
-    assert A.graph.number_of_edges() == 0
+    assert edge_set(A.graph) == {frozenset((0, 1)), frozenset((0, 2))}   # stored = structure
     np.testing.assert_array_equal(A.to_dense(), np.diag([1.0, 2.0, 3.0]))
 
 
@@ -956,3 +956,61 @@ def test_from_blocks_numpy_integer_keys():
     A = gs.BlockMatrix.from_blocks(G, [np.eye(1), np.eye(2), np.eye(1)],
                                    {(np.int64(0), np.int32(1)): B})
     np.testing.assert_array_equal(A.block(1, 0), B.T)
+
+
+def test_from_scipy_keeps_stored_zeros_as_structure():
+    # SciPy's rule: stored entries are the pattern. A Jacobian whose entry is zero at the first
+    # Newton iterate must still be an edge, so that the next iterate's values fit.
+    M = np.array([[4.0, 0.0, 1.0], [0.0, 4.0, 0.0], [1.0, 0.0, 4.0]])
+    S = sp.csr_array(M)
+    S2 = S.copy()
+    S2 = sp.csr_array((np.concatenate([S2.data, [0.0, 0.0]]),
+                       (np.concatenate([S.tocoo().row, [0, 1]]),
+                        np.concatenate([S.tocoo().col, [1, 0]]))), shape=(3, 3))
+    assert S2.nnz == S.nnz + 2
+    A = gs.BlockMatrix.from_scipy(S2, 1)
+    assert edge_set(A.graph) == {frozenset((0, 1)), frozenset((0, 2))}
+    np.testing.assert_array_equal(A.to_dense(), M)
+    F = gs.factorize(A)
+    M2 = M.copy()
+    M2[0, 1] = M2[1, 0] = 0.5
+    F.refactor(gs.BlockMatrix.from_scipy(sp.csr_array(M2), 1, graph=A.graph))
+    np.testing.assert_allclose(M2 @ F.solve(np.ones(3)), np.ones(3))
+    S2.eliminate_zeros()                                  # the documented way to drop them
+    assert edge_set(gs.BlockMatrix.from_scipy(S2, 1).graph) == {frozenset((0, 2))}
+
+
+@given(n=st.integers(1, 12), extra=st.integers(0, 5), seed=st.integers(0, 10_000))
+@FAST
+def test_infer_block_sizes_finds_the_blocks_of_a_block_matrix(n, extra, seed):
+    # blocks of 2..5 rows on a random graph: the inferred partition is the true one or a
+    # coarsening of it (neighbouring nodes with identical neighbourhoods merge), never finer
+    rng = np.random.default_rng(seed)
+    extra = min(extra, n * (n - 1) // 2 - (n - 1))
+    G = gen.random_graph(n, extra_edges=extra, seed=seed)
+    sizes = rng.integers(2, 6, size=n)
+    M = random_pattern_matrix(G, [int(s) for s in sizes], rng, density=1.0, zero_blocks=False)
+    M += np.diag(np.abs(M).sum(axis=1) + 1.0)                # dense blocks, well conditioned
+    inferred = gs.matrix.infer_block_sizes(sp.csr_array(M))
+    assert inferred.sum() == M.shape[0]
+    true_cuts = set(np.cumsum(sizes).tolist())
+    assert set(np.cumsum(inferred).tolist()) <= true_cuts
+    A = gs.BlockMatrix.from_scipy(sp.csr_array(M))
+    np.testing.assert_array_equal(A.to_dense(), M)
+    b = rng.standard_normal(M.shape[0])
+    np.testing.assert_allclose(M @ gs.factorized(sp.csc_array(M))(b), b,
+                               atol=1e-10 * np.abs(M).max() * np.abs(b).max())
+
+
+def test_infer_block_sizes_scalar_matrix_and_graph_sizes():
+    S = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(5, 5))
+    assert gs.matrix.infer_block_sizes(S).tolist() == [1] * 5    # no block structure
+    G = gen.path(2)
+    G.nodes[0]["size"], G.nodes[1]["size"] = 2, 3
+    A = gs.BlockMatrix.from_scipy(S, graph=G)                     # sizes from the graph
+    assert A.block_sizes.tolist() == [2, 3]
+    B = gs.random_block_matrix(gen.ladder(4), "spd", 2, seed=0)
+    x = gs.factorized(B)(np.ones(8))
+    np.testing.assert_allclose(B.to_dense() @ x, np.ones(8))
+    with pytest.raises(gs.GraphSolveError, match="takes no block_sizes"):
+        gs.factorized(B, [2, 2, 2, 2])
