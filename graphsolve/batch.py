@@ -159,7 +159,8 @@ def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
         themselves (same graph and block sizes as ``A``).
     method, ordering, analysis, backend
         As :func:`graphsolve.factorize`; ``"auto"`` method picks LDLᵀ when every item is
-        exactly symmetric.
+        symmetric to a relative ``LDLT_SYMMETRY_RTOL = 1e-12`` (``max|A - Aᵀ| <= 1e-12
+        max|A|``), LDU otherwise.
 
     Returns
     -------
@@ -197,7 +198,9 @@ def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
         backend = "compiled" if "compiled" in KERNELS else "reference"
     if method == "auto":
         t = A.transpose_index()
-        method = "ldlt" if np.array_equal(values, values[:, t]) else "ldu"
+        scale = np.max(np.abs(values), axis=1)
+        method = "ldlt" if np.all(np.max(np.abs(values - values[:, t]), axis=1)
+                                  <= LDLT_SYMMETRY_RTOL * scale) else "ldu"
     elif method not in ("ldu", "ldlt"):
         raise GraphSolveError(f'unknown method {method!r}; expected "auto", "ldu" or "ldlt"')
     if analysis is None:

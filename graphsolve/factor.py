@@ -96,8 +96,11 @@ class Factorization:
         NonFiniteError, SingularBlockError
             As :func:`factorize`.
 
-        After any failed refactor the factorization is unusable (``solve`` raises) until a
-        successful one: a failure can never go unnoticed.
+        A matrix refused before any work (not a BlockMatrix, a block outside the pattern,
+        other block sizes) leaves the factorization as it was. After a failure during the
+        numeric work (NaN/inf, a singular pivot, LDLᵀ of an unsymmetric matrix) the
+        factorization is unusable (``solve`` raises) until a successful refactor: a failure
+        can never go unnoticed.
         """
         ldlt = self.method == "ldlt"
         status, finite, exact = self._run_kernel(A, ldlt)
@@ -111,25 +114,30 @@ class Factorization:
         return self
 
     def _run_kernel(self, A: BlockMatrix, ldlt: bool) -> tuple[int, bool, bool]:
-        """Invalidate, then factor ``A``'s values: ``(status, finite, exactly symmetric)``."""
+        """Check ``A``'s type and layout (a refused ``A`` leaves the factorization as it was),
+        then invalidate and factor its values: ``(status, finite, exactly symmetric)``."""
+        if not isinstance(A, BlockMatrix):
+            raise GraphSolveError(f"expected a BlockMatrix, got {type(A).__name__}")
+        layout = self._layout(A)                  # PatternError / ShapeError before any work
         self._valid = False
         self._implicit_state = False
         self._explicit_cache.clear()
-        if not isinstance(A, BlockMatrix):
-            raise GraphSolveError(f"expected a BlockMatrix, got {type(A).__name__}")
         status, self._counts, finite, exact = self._kernel.refactor(
-            self.analysis, A.data, self._layout(A), self._D, self._Dlu, self._piv, self._L,
+            self.analysis, A.data, layout, self._D, self._Dlu, self._piv, self._L,
             self._U, ldlt, self._work, self.pivot_rtol)
         return status, finite, exact
 
-    def _try_exact_ldlt(self, A: BlockMatrix) -> bool:
-        """Run the LDLᵀ kernel; True (and valid) if it succeeded on exactly symmetric values.
+    def _try_ldlt(self, A: BlockMatrix) -> bool:
+        """Run the LDLᵀ kernel; True (and valid) if it succeeded on values symmetric to
+        :data:`LDLT_SYMMETRY_RTOL`.
 
         The kernel compares every upper block with its lower block's transpose while it loads
-        them, so ``method="auto"`` needs no symmetry pass of its own on symmetric input; on
-        anything else (unsymmetric, singular, NaN) the caller decides with the full checks."""
+        them, so ``method="auto"`` needs no symmetry pass of its own on exactly symmetric
+        input (assembly round-off costs one pass); on anything else (unsymmetric, singular,
+        NaN) the caller decides with the full checks."""
         status, finite, exact = self._run_kernel(A, True)
-        self._valid = status < 0 and finite and exact
+        self._valid = status < 0 and finite and (
+            exact or A.is_symmetric(rtol=LDLT_SYMMETRY_RTOL))
         return self._valid
 
     @property
@@ -451,8 +459,9 @@ def factorize(A: BlockMatrix, method: str = "auto", ordering="auto",
     A : BlockMatrix
     method : {"auto", "ldu", "ldlt"}
         ``"ldu"`` takes any matrix; ``"ldlt"`` requires ``A`` symmetric (to a relative
-        ``1e-12``) and reads its lower triangle; ``"auto"`` picks ``"ldlt"`` for exactly
-        symmetric input and ``"ldu"`` otherwise.
+        ``1e-12``) and reads its lower triangle; ``"auto"`` picks ``"ldlt"`` for input
+        symmetric to a relative ``1e-12`` (``max|A - Aᵀ| <= 1e-12 max|A|``, as ``"ldlt"``
+        accepts; the lower triangle is factored) and ``"ldu"`` otherwise.
     ordering : str or sequence of int
         See :func:`graphsolve.analyze` (default ``"auto"``); ignored when ``analysis`` is
         given.
@@ -513,10 +522,10 @@ def factorize(A: BlockMatrix, method: str = "auto", ordering="auto",
     if method != "auto":
         return Factorization(analysis, method, backend, pivot_rtol).refactor(A)
     F = Factorization(analysis, "ldlt", backend, pivot_rtol)
-    if F._try_exact_ldlt(A):                      # exactly symmetric: the LDLᵀ stands
+    if F._try_ldlt(A):                            # symmetric (to the tolerance): LDLᵀ stands
         return F
     A.check_finite()                              # NaN/inf: raise, naming the block
-    if A.is_symmetric():                          # symmetric but singular: LDLᵀ's error
+    if A.is_symmetric(rtol=LDLT_SYMMETRY_RTOL):   # symmetric but singular: LDLᵀ's error
         return F.refactor(A)
     F.method = "ldu"
     return F.refactor(A)

@@ -1042,19 +1042,22 @@ def test_gather_map_pairs_match_searchsorted_oracle(n, extra, seed, ordering):
 
 
 @pytest.mark.parametrize("backend", ["compiled", "reference"])
-def test_method_auto_picks_ldlt_only_for_exactly_symmetric(backend):
-    """auto runs the LDLᵀ kernel first and keeps it only when the kernel saw exactly symmetric
-    values; one entry off by one ulp makes it LDU, with the same solution as numpy's."""
+def test_method_auto_picks_ldlt_within_the_symmetry_tolerance(backend):
+    """auto runs the LDLᵀ kernel first and keeps it for values symmetric to LDLT_SYMMETRY_RTOL:
+    one entry off by one ulp stays LDLᵀ, with numpy's solution to 1e-10; one off by 1e-6 of
+    the matrix's scale makes it LDU."""
     A = gs.random_block_matrix(gen.ladder(6), "spd", block_size=3, seed=2)
     F = gs.factorize(A, backend=backend)
     assert F.method == "ldlt"
-    B = A.copy()
-    k = int(B.edge_ptr[3]) + 1
-    B.data[k] = np.nextafter(B.data[k], np.inf)
-    G = gs.factorize(B, backend=backend)
-    assert G.method == "ldu"
-    b = rhs(B.shape[0])
-    np.testing.assert_allclose(G.solve(b), np.linalg.solve(B.to_dense(), b), rtol=1e-10)
+    k = int(A.edge_ptr[3]) + 1
+    b = rhs(A.shape[0])
+    for value, method in ((np.nextafter(A.data[k], np.inf), "ldlt"),
+                          (A.data[k] + 1e-6 * np.abs(A.data).max(), "ldu")):
+        B = A.copy()
+        B.data[k] = value
+        G = gs.factorize(B, backend=backend)
+        assert G.method == method
+        np.testing.assert_allclose(G.solve(b), np.linalg.solve(B.to_dense(), b), rtol=1e-10)
 
 
 @pytest.mark.parametrize("backend", ["compiled", "reference"])
@@ -1131,3 +1134,43 @@ def test_solve_rhs_dtypes():
     np.testing.assert_allclose(x32, F.solve(b.astype(np.float32).astype(float)), rtol=0)
     xi = F.solve(np.arange(A.shape[0]))
     np.testing.assert_allclose(A.to_dense() @ xi, np.arange(A.shape[0]), atol=1e-10)
+
+
+def test_refused_refactor_keeps_the_previous_factorization(backend):
+    """A matrix refused before any work (wrong type, pattern, sizes) leaves the factorization
+    valid; a failure during the numeric work invalidates it."""
+    G = gen.ladder(6)
+    A = gs.random_block_matrix(G, "spd", block_size=2, seed=0)
+    F = gs.factorize(A, backend=backend)
+    b = rhs(A.shape[0])
+    x = F.solve(b)
+    H = G.copy()
+    H.add_edge(0, 5)                                   # a block outside the analysed pattern
+    for bad, err in ((gs.random_block_matrix(H, "spd", block_size=2), gs.PatternError),
+                     (gs.random_block_matrix(G, "spd", block_size=3), gs.ShapeError),
+                     (A.to_scipy(), gs.GraphSolveError)):
+        with pytest.raises(err):
+            F.refactor(bad)
+        np.testing.assert_array_equal(F.solve(b), x)
+    nan = A.with_data(A.data.copy())
+    nan.data[0] = np.nan
+    with pytest.raises(gs.NonFiniteError):
+        F.refactor(nan)
+    with pytest.raises(gs.GraphSolveError, match="not valid"):
+        F.solve(b)
+
+
+def test_auto_method_takes_ldlt_for_round_off_asymmetry(backend):
+    """A symmetric matrix with assembly round-off (1e-14 relative) is factored as LDLᵀ (half
+    the work), also in a batch; a larger asymmetry (1e-9) goes to LDU."""
+    A = gs.random_block_matrix(gen.net(3), "spd", block_size=3, seed=1)
+    rng = np.random.default_rng(0)
+    for eps, method in ((1e-14, "ldlt"), (1e-9, "ldu")):
+        B = A.with_data(A.data * (1 + eps * rng.standard_normal(A.data.size)))
+        assert not B.is_symmetric()
+        F = gs.factorize(B, backend=backend)
+        assert F.method == method
+        b = rhs(A.shape[0])
+        assert rel_residual(B.to_scipy(), F.solve(b), b) < 1e-12
+        Fb = gs.factorize_batch(A, np.stack([A.data, B.data]), backend=backend)
+        assert Fb.method == method
