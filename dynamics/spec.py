@@ -38,7 +38,7 @@ import numpy as np
 from . import quaternion as quat
 
 __all__ = ["JOINT_TYPES", "JOINT_ALIASES", "WORLD", "Shape", "Body", "Joint", "Contact",
-           "BodyContact", "MechanismSpec", "SpecError"]
+           "BodyContact", "Frame", "MechanismSpec", "SpecError"]
 
 WORLD = "world"
 
@@ -106,32 +106,54 @@ class Shape:
 
 @dataclass(frozen=True)
 class Body:
-    """A rigid body: ``mass`` (kg) and ``inertia`` (3×3, kg m², about the centre of mass)."""
+    """A rigid body: ``mass`` (kg) and ``inertia`` (3×3, kg m², about the centre of mass).
+
+    ``allow_singular=True`` admits a body whose spatial inertia is singular: ``mass >= 0`` and a
+    symmetric positive *semi*-definite ``inertia`` (a massless link between two moving joints,
+    e.g. the cross of a universal joint, or a point mass). Only ``dynamics.minimal`` accepts such
+    bodies (the articulated inertia every joint sees must still be positive definite, checked
+    when its ``Model`` is built); ``dynamics.maximal`` refuses them with a :class:`SpecError`
+    naming the body and its joints. Otherwise the mass must be positive and the inertia
+    positive definite.
+    """
 
     name: str
     mass: float
     inertia: np.ndarray
     shape: Shape = field(default_factory=Shape)
+    allow_singular: bool = False
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name or self.name == WORLD:
             raise SpecError(f"body name must be a non-empty string other than {WORLD!r}, "
                             f"got {self.name!r}")
         m = float(self.mass)
-        if not np.isfinite(m) or m <= 0.0:
+        if not np.isfinite(m) or m < 0.0 or (m == 0.0 and not self.allow_singular):
             raise SpecError(f"body {self.name!r}: mass must be positive, got {self.mass}")
         J = np.array(self.inertia, dtype=float)
         if J.shape != (3, 3) or not np.all(np.isfinite(J)):
             raise SpecError(f"body {self.name!r}: inertia must be a finite 3×3 matrix, "
                             f"got shape {J.shape}")
-        if not np.allclose(J, J.T, rtol=1e-10, atol=1e-14 * max(1.0, np.abs(J).max())):
+        scale = max(1.0, np.abs(J).max())
+        if not np.allclose(J, J.T, rtol=1e-10, atol=1e-14 * scale):
             raise SpecError(f"body {self.name!r}: inertia is not symmetric")
-        if np.linalg.eigvalsh(J).min() <= 0.0:
+        low = np.linalg.eigvalsh(J).min()
+        if self.allow_singular:
+            if low < -1e-12 * scale:
+                raise SpecError(f"body {self.name!r}: inertia is not positive semi-definite "
+                                f"(eigenvalues {np.linalg.eigvalsh(J)})")
+        elif low <= 0.0:
             raise SpecError(f"body {self.name!r}: inertia is not positive definite "
                             f"(eigenvalues {np.linalg.eigvalsh(J)})")
         J.setflags(write=False)
         object.__setattr__(self, "mass", m)
         object.__setattr__(self, "inertia", J)
+        object.__setattr__(self, "allow_singular", bool(self.allow_singular))
+
+    @property
+    def singular(self) -> bool:
+        """Whether the spatial inertia is singular (zero mass or a singular ``inertia``)."""
+        return self.mass <= 0.0 or bool(np.linalg.eigvalsh(self.inertia).min() <= 0.0)
 
 
 @dataclass(frozen=True)
@@ -325,6 +347,35 @@ class BodyContact:
 
 
 @dataclass(frozen=True)
+class Frame:
+    """A named frame fixed to a body (or to the world): a sensor, tool or link frame.
+
+    ``position`` is the frame's origin in the body frame (from the body's centre of mass) and
+    ``orientation`` the unit quaternion of the frame's axes in the body frame. ``body`` is a
+    body name or ``"world"``. Frames take no part in the dynamics; ``dynamics.minimal.
+    frame_poses`` and ``dynamics.maximal.MaximalModel.frame_poses`` give their world poses.
+    :func:`dynamics.urdf.load_urdf` adds one frame per URDF link, named like the link (links
+    merged into a parent body included).
+    """
+
+    name: str
+    body: str
+    position: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    orientation: np.ndarray = field(default_factory=lambda: quat.IDENTITY.copy())
+
+    def __post_init__(self):
+        w = f"frame {self.name!r}"
+        if not isinstance(self.name, str) or not self.name:
+            raise SpecError(f"frame names must be non-empty strings, got {self.name!r}")
+        object.__setattr__(self, "position", _vector(self.position, 3, f"{w} position"))
+        q = _vector(self.orientation, 4, f"{w} orientation")
+        if abs(np.linalg.norm(q) - 1.0) > 1e-9:
+            raise SpecError(f"{w}: orientation must be a unit quaternion, "
+                            f"|q| = {np.linalg.norm(q)}")
+        object.__setattr__(self, "orientation", q)
+
+
+@dataclass(frozen=True)
 class MechanismSpec:
     """Bodies, joints, gravity and initial joint coordinates of a mechanism.
 
@@ -338,12 +389,15 @@ class MechanismSpec:
     name : str
     contacts : sequence of Contact or BodyContact, optional
         Ground contacts and body-body contacts (inequality constraints, eq. 22-28).
+    frames : sequence of Frame, optional
+        Named frames fixed to bodies or the world (sensor / tool / URDF link frames); they
+        do not change the dynamics.
 
     Raises
     ------
     SpecError
-        Duplicate names, a joint referring to an unknown body, a body not connected to the
-        world through joints, or bad initial coordinates.
+        Duplicate names, a joint or frame referring to an unknown body, a body not connected
+        to the world through joints, or bad initial coordinates.
     """
 
     bodies: tuple[Body, ...]
@@ -353,11 +407,13 @@ class MechanismSpec:
     initial_velocities: Mapping[str, np.ndarray] = field(default_factory=dict)
     name: str = "mechanism"
     contacts: tuple[Contact | BodyContact, ...] = ()
+    frames: tuple[Frame, ...] = ()
 
     def __post_init__(self):
         bodies, joints = tuple(self.bodies), tuple(self.joints)
         contacts = tuple(self.contacts)
         object.__setattr__(self, "contacts", contacts)
+        object.__setattr__(self, "frames", tuple(self.frames))
         if not bodies:
             raise SpecError("a mechanism needs at least one body")
         object.__setattr__(self, "bodies", bodies)
@@ -379,6 +435,15 @@ class MechanismSpec:
             for b in (c.body, c.other) if isinstance(c, BodyContact) else (c.body,):
                 if b not in known:
                     raise SpecError(f"contact {c.name!r} is on unknown body {b!r}")
+        fnames = [f.name for f in self.frames]
+        for f in self.frames:
+            if not isinstance(f, Frame):
+                raise SpecError(f"frames must be Frame objects, got {f!r}")
+            if f.body != WORLD and f.body not in known:
+                raise SpecError(f"frame {f.name!r} is on unknown body {f.body!r}")
+        dup = {n for n in fnames if fnames.count(n) > 1}
+        if dup:
+            raise SpecError(f"duplicate frame names: {sorted(dup)}")
         cnames = [c.name for c in contacts]
         dup = {n for n in cnames if cnames.count(n) > 1}
         if dup:
@@ -413,6 +478,13 @@ class MechanismSpec:
             if j.name == name:
                 return j
         raise SpecError(f"no joint named {name!r}")
+
+    def frame(self, name: str) -> Frame:
+        """The :class:`Frame` called ``name``."""
+        for f in self.frames:
+            if f.name == name:
+                return f
+        raise SpecError(f"no frame named {name!r}; frames: {[f.name for f in self.frames]}")
 
     def graph(self) -> nx.MultiGraph:
         """Bodies and ``"world"`` as nodes, one edge per joint (key = joint name)."""
@@ -460,4 +532,4 @@ class MechanismSpec:
         vel = dict(self.initial_velocities)
         vel.update(velocities or {})
         return MechanismSpec(self.bodies, self.joints, self.gravity, pos, vel, self.name,
-                             self.contacts)
+                             self.contacts, self.frames)

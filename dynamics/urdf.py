@@ -30,7 +30,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from . import quaternion as quat
-from .spec import WORLD, Body, Joint, MechanismSpec, SpecError
+from .spec import WORLD, Body, Frame, Joint, MechanismSpec, SpecError
 
 __all__ = ["load_urdf", "write_urdf", "UrdfWarning", "URDF_JOINT_TYPES"]
 
@@ -94,16 +94,24 @@ def _inertial(link: ET.Element) -> tuple[float, np.ndarray, np.ndarray]:
 
 
 def _combine(parts):
-    """Mass, centre of mass and inertia about it of ``(m, c, I)`` parts in one frame."""
+    """Mass, centre of mass and inertia about it of ``(m, c, I)`` parts in one frame.
+
+    Parts of zero mass still add their rotational inertia ``I``; without mass the centre of
+    mass is the frame origin.
+    """
     m = sum(p[0] for p in parts)
-    if m <= 0.0:
-        return 0.0, np.zeros(3), np.zeros((3, 3))
-    c = sum(p[0] * p[1] for p in parts) / m
+    c = sum(p[0] * p[1] for p in parts) / m if m > 0.0 else np.zeros(3)
     inertia = np.zeros((3, 3))
     for mi, ci, Ii in parts:
         d = ci - c
         inertia += Ii + mi * (d @ d * np.eye(3) - np.outer(d, d))
-    return m, c, inertia
+    return m, c, 0.5 * (inertia + inertia.T)
+
+
+def _proper(m: float, inertia: np.ndarray) -> bool:
+    """Whether ``(m, inertia)`` is a regular rigid body: ``m > 0``, ``inertia`` positive
+    definite (the test of :class:`~dynamics.spec.Body`)."""
+    return m > 0.0 and bool(np.linalg.eigvalsh(inertia).min() > 0.0)
 
 
 def _parse(source) -> ET.Element:
@@ -146,31 +154,51 @@ def load_urdf(path_or_string, *, floating_base: bool = False,
         Joints in Pinocchio's order: depth-first from the root, the children of a link sorted
         by joint name (urdfdom's order, not file order). Bodies in the order of their joints.
         URDF ``continuous`` joints become ``"revolute"``, ``planar`` joints ``"planar"`` (plane
-        normal to the axis plus rotation about it). ``<dynamics damping>`` sets
-        ``Joint.damper``; limits and friction are ignored; movable joints other than floating
-        ones are ``actuated``. Gravity is the spec default.
+        normal to the axis plus rotation about it), ``floating`` joints ``"floating"``.
+        ``<dynamics damping>`` sets ``Joint.damper``; limits and friction are ignored; movable
+        joints other than floating ones are ``actuated``. The axis of fixed and floating
+        joints is ignored (``<axis xyz="0 0 0"/>`` is common there). ``<visual>``,
+        ``<collision>`` (``package://`` meshes), ``<transmission>`` and ``<gazebo>`` are not
+        read. Gravity is the spec default. ``spec.frames`` holds one
+        :class:`~dynamics.spec.Frame` per URDF link (named like the link, in Pinocchio's
+        order), on the body the link belongs to or on the world: the poses of merged sensor,
+        camera and tool links come from ``dynamics.minimal.frame_poses`` or
+        ``dynamics.maximal.MaximalModel.frame_poses`` / ``Simulation.frame_pose``.
 
     Raises
     ------
     SpecError
-        Malformed XML; an unknown joint type (naming joint and type); a link that is the child
-        of two joints (a loop) or no single root; a joint naming an unknown link; a massless
-        non-root link that cannot be merged (see Notes); bad numbers.
+        Malformed XML; a robot without links; a fixed-base robot without a body (a single
+        link, or only massless links welded to the root); an unknown joint type (naming joint
+        and type); a zero axis on a revolute, continuous, prismatic or planar joint; a link
+        that is the child of two joints (a loop) or no single root; a joint naming an unknown
+        link; a massless link with no mass moving with it (see Notes); bad numbers.
 
     Warns
     -----
     UrdfWarning
-        For ``<mimic>`` joints (loaded as independent joints).
+        For ``<mimic>`` joints (loaded as independent joints, as Pinocchio does by default).
 
     Notes
     -----
-    Massless links (no ``<inertial>`` or zero mass) attached by a fixed joint are merged into
-    their parent, and a massless link gets the mass of its fixed-joint children merged into it
-    (deepest first), as Pinocchio appends the inertia of fixed-joint children to their parent.
-    A massless link that is still massless afterwards must be merged through fixed joints,
-    which the URDF does not allow: :class:`SpecError`. For translational coordinates the spec
-    uses the parent frame; Pinocchio's free-flyer and planar coordinates use the joint frame
-    (they agree when the joint origin has ``rpy = 0``).
+    A link is *regular* if it has a positive mass and a positive definite inertia; links
+    without ``<inertial>``, with mass 0 or a singular inertia (point masses) are not. Links
+    connected by fixed joints form fixed groups, each hanging from a *top* link (the root or
+    the child of a moving joint). Irregular links are merged (mass, centre of mass and
+    inertia by the parallel-axis theorem) into their nearest regular ancestor in the group,
+    links below them hang from that ancestor through the composed fixed joints; when the top
+    is irregular (e.g. a joint frame with its mesh link fixed below it) the whole group is
+    merged into it, and in the fixed root's group irregular links are welded to the world.
+    Regular links attached by fixed joints stay bodies welded by their fixed joint (as
+    ``write_urdf`` writes them). A group that is still irregular after merging (a massless
+    link between two moving joints, a point mass on a joint) becomes a body with
+    ``allow_singular=True`` if links with mass move with it: ``dynamics.minimal`` accepts it
+    when every joint's articulated inertia is positive definite (as Pinocchio), while
+    ``dynamics.maximal`` refuses it naming the body and its joints. A massless link with
+    nothing massive below it has a zero articulated inertia: :class:`SpecError`. For
+    translational coordinates the spec uses the parent frame; Pinocchio's free-flyer and
+    planar coordinates use the joint frame (they agree when the joint origin has
+    ``rpy = 0``), and Pinocchio's planar joint ignores the URDF axis (plane normal to z).
 
     Examples
     --------
@@ -184,12 +212,16 @@ def load_urdf(path_or_string, *, floating_base: bool = False,
     ('revolute', 'world', [0.0, 0.0, 1.0], [0.0, 0.0, 0.5])
     """
     robot = _parse(path_or_string)
+    rname = robot.get("name") or "mechanism"
     links = {}
     for el in robot.findall("link"):
         ln = el.get("name")
         if not ln or ln in links:
             raise SpecError(f"link names must be non-empty and unique, got {ln!r}")
         links[ln] = _inertial(el)
+    if not links:
+        raise SpecError(f"URDF robot {rname!r} has no <link> elements: there is nothing to "
+                        "load")
     urdf_joints = _read_joints(robot, links)
     order, root = _depth_first(urdf_joints, links)
     anchor = None if floating_base else root
@@ -203,14 +235,12 @@ def load_urdf(path_or_string, *, floating_base: bool = False,
                   quat.rotation_matrix(q) @ links[m][2] @ quat.rotation_matrix(q).T)
                  for m, (q, p) in members.items()]
         props[ln] = _combine(parts)
-        if props[ln][0] <= 0.0:
-            raise SpecError(f"link {ln!r} has no mass (no <inertial> or mass 0): massless links "
-                            "must be merged into a body through fixed joints, and this one has "
-                            "no fixed joint to a body; other massless links are not supported")
+    singular = _check_singular(props, order, urdf_joints, links, root, group)
 
     bodies, joints = [], []
     if floating_base:
-        bodies.append(Body(root, props[root][0], props[root][2]))
+        bodies.append(Body(root, props[root][0], props[root][2],
+                           allow_singular=root in singular))
         joints.append(Joint(ROOT_JOINT, "floating", WORLD, root,
                             child_point=0.0 - props[root][1]))
     for jn in order:
@@ -221,13 +251,28 @@ def load_urdf(path_or_string, *, floating_base: bool = False,
         q_op, p_op = group[parent][j["parent"]]
         point = p_op + quat.rotate(q_op, j["xyz"])
         m, c, inertia = props[child]
-        bodies.append(Body(child, m, inertia))
+        bodies.append(Body(child, m, inertia, allow_singular=child in singular))
         joints.append(Joint(
             jn, j["type"], WORLD if parent == anchor else parent, child,
             parent_point=point if parent == anchor else point - props[parent][1],
             child_point=0.0 - c, axis=j["axis"], orientation_offset=quat.multiply(q_op, j["q"]),
             damper=j["damping"], actuated=j["type"] not in ("fixed", "floating")))
-    return MechanismSpec(bodies, joints, name=name or robot.get("name") or "mechanism")
+    if not bodies:
+        if len(links) == 1:
+            raise SpecError(f"URDF robot {rname!r} has a single link {root!r} and no joints: with "
+                            "a fixed base the root link is the world and no body moves; load it "
+                            "with floating_base=True to make it a free body")
+        raise SpecError(f"URDF robot {rname!r}: every link other than the root link {root!r} "
+                        "is massless and welded to it by fixed joints, so with a fixed base "
+                        "there is no body; "
+                        "load it with floating_base=True to make it a free body")
+    frames = []
+    for ln in [root] + [urdf_joints[jn]["child"] for jn in order]:   # Pinocchio's order
+        o = owner[ln]
+        q, p = group[o][ln]
+        frames.append(Frame(ln, WORLD, p, q) if o == anchor
+                      else Frame(ln, o, p - props[o][1], q))
+    return MechanismSpec(bodies, joints, name=name or rname, frames=frames)
 
 
 def _read_joints(robot: ET.Element, links: dict) -> dict:
@@ -254,8 +299,14 @@ def _read_joints(robot: ET.Element, links: dict) -> dict:
                           UrdfWarning, stacklevel=3)
         xyz, q_off = _origin(el, f"joint {jn!r}")
         axis_el, dyn = el.find("axis"), el.find("dynamics")
-        axis = _floats(None if axis_el is None else axis_el.get("xyz"), 3,
-                       f"joint {jn!r} axis", (1.0, 0.0, 0.0))
+        if jt in ("fixed", "floating"):
+            axis = np.array([1.0, 0.0, 0.0])        # meaningless for these types: ignored
+        else:
+            axis = _floats(None if axis_el is None else axis_el.get("xyz"), 3,
+                           f"joint {jn!r} axis", (1.0, 0.0, 0.0))
+            if not np.linalg.norm(axis) > 0.0:
+                raise SpecError(f"joint {jn!r} ({jt}): <axis xyz={axis_el.get('xyz')!r}/> is "
+                                f"zero; a {jt} joint needs a nonzero axis")
         damping = _floats(None if dyn is None else dyn.get("damping"), 1,
                           f"joint {jn!r} damping", (0.0,))[0]
         joints[jn] = dict(type=URDF_JOINT_TYPES[jt], parent=ends[0], child=ends[1], xyz=xyz,
@@ -285,31 +336,81 @@ def _depth_first(joints: dict, links: dict) -> tuple[list[str], str]:
 
 
 def _merge_massless(order, joints, links, anchor):
-    """Merge fixed joints with a massless side, deepest first (marks them ``merged``).
+    """Merge links without a regular inertia into bodies through fixed joints.
 
-    Returns ``group``: owner link -> {member link: (q, p) of its frame in the owner's frame},
-    and ``owner``: link -> owner link. The ``anchor`` (fixed root) takes only massless links.
+    A *fixed group* is a link ``T`` (the root, or the child of a moving joint) with every link
+    reached from it through fixed joints. A link is *regular* if it has a positive mass and a
+    positive definite inertia. In each group:
+
+    * ``T`` is the fixed root (``anchor``): irregular members are welded to the world (they
+      become world frames); regular members stay bodies (welded by their fixed joints);
+    * ``T`` is irregular (massless or a point mass, e.g. a joint frame with the mesh link
+      fixed below it): the whole group is merged into ``T`` (Pinocchio merges every fixed
+      joint the same way);
+    * ``T`` is regular: each irregular member is merged into its nearest regular ancestor in
+      the group (so a massless link in the middle of a fixed chain is merged and the links
+      below it hang from that ancestor through the composed fixed joints).
+
+    Merged fixed joints are marked ``merged``. Returns ``group``: owner link -> {member link:
+    (q, p) of its frame in the owner's link frame}, and ``owner``: link -> owner link.
     """
-    group = {ln: {ln: (quat.IDENTITY.copy(), np.zeros(3))} for ln in links}
-    owner = {ln: ln for ln in links}
-
-    def mass(ln):
-        return sum(links[m][0] for m in group[ln])
-
-    for jn in reversed(order):
-        j = joints[jn]
-        parent, child = owner[j["parent"]], j["child"]
-        if j["type"] != "fixed" or not (mass(child) <= 0.0 or
-                                        (parent != anchor and mass(parent) <= 0.0)):
+    parent_joint = {j["child"]: jn for jn, j in joints.items()}
+    regular = {ln: _proper(links[ln][0], links[ln][2]) for ln in links}
+    top, owner = {}, {}
+    root = next(ln for ln in links if ln not in parent_joint)
+    for ln in [root] + [joints[jn]["child"] for jn in order]:     # parents before children
+        jn = parent_joint.get(ln)
+        if jn is None or joints[jn]["type"] != "fixed":
+            top[ln] = owner[ln] = ln
             continue
-        q_op, p_op = group[parent][j["parent"]]
-        q_oc = quat.multiply(q_op, j["q"])
-        p_oc = p_op + quat.rotate(q_op, j["xyz"])
-        for member, (q, p) in group.pop(child).items():
-            group[parent][member] = (quat.multiply(q_oc, q), p_oc + quat.rotate(q_oc, p))
-            owner[member] = parent
+        up = joints[jn]["parent"]
+        top[ln] = t = top[up]
+        if t != anchor and not regular[t]:
+            owner[ln] = t
+        else:
+            owner[ln] = ln if regular[ln] else owner[up]
+    group = {ln: {} for ln in links if owner[ln] == ln}
+    for ln in [root] + [joints[jn]["child"] for jn in order]:
+        o = owner[ln]
+        if o == ln:
+            group[o][ln] = (quat.IDENTITY.copy(), np.zeros(3))
+            continue
+        j = joints[parent_joint[ln]]
+        q_op, p_op = group[o][j["parent"]]
+        group[o][ln] = (quat.multiply(q_op, j["q"]), p_op + quat.rotate(q_op, j["xyz"]))
         j["merged"] = True
     return group, owner
+
+
+def _check_singular(props, order, joints, links, root, group) -> set[str]:
+    """Owners (bodies) whose merged inertia is singular, checked for loadability.
+
+    A singular body (zero mass or a singular inertia after merging) is kept, with
+    ``Body.allow_singular``, when links with mass move with it (a massless link between two
+    moving joints: minimal coordinates handle it if the articulated inertia is positive
+    definite; maximal coordinates refuse it). A massless body with nothing massive below it
+    has a zero articulated inertia: :class:`SpecError` naming the link and its joint.
+    """
+    children: dict[str, list[str]] = {ln: [] for ln in links}
+    for j in joints.values():
+        children[j["parent"]].append(j["child"])
+    below: dict[str, float] = {}
+    for ln in [joints[jn]["child"] for jn in reversed(order)] + [root]:
+        below[ln] = links[ln][0] + sum(below[c] for c in children[ln])
+    parent_joint = {j["child"]: jn for jn, j in joints.items()}
+    singular = set()
+    for ln, (m, _, inertia) in props.items():
+        if _proper(m, inertia):
+            continue
+        moved = (f"moved by joint {parent_joint[ln]!r}" if ln in parent_joint
+                 else "the floating root")
+        if sum(below[member] for member in group[ln]) <= 0.0:
+            raise SpecError(f"link {ln!r} has no mass (no <inertial> or mass 0) and no link "
+                            f"with mass moves with it ({moved}): its articulated inertia is "
+                            "zero; massless links must be merged into a body through fixed "
+                            "joints or carry links with mass")
+        singular.add(ln)
+    return singular
 
 
 def _rpy(q: np.ndarray) -> tuple[float, float, float]:

@@ -382,6 +382,12 @@ class BlockMatrix:
         return self._like(data, None if self._graph is None else self._graph.copy())
 
     # ------------------------------------------------------------------ conversion
+    def entry_coordinates(self) -> tuple[np.ndarray, np.ndarray]:
+        """Global ``(rows, cols)`` of every entry of :attr:`data` (int64 arrays of its length):
+        ``data[k]`` is the matrix entry ``(rows[k], cols[k])``. For code that writes values
+        into ``data`` in place (see :mod:`graphsolve.lowlevel`)."""
+        return self._entry_coordinates()
+
     def _entry_coordinates(self) -> tuple[np.ndarray, np.ndarray]:
         """Global (row, col) of every entry of :attr:`data`, vectorized."""
         n = self.n_nodes

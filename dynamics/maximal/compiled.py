@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from graphsolve.kernels.compiled import refactor_solve
+from graphsolve.lowlevel import refactor_solve
 
 # Reassociation and contraction let LLVM vectorize the small loops; "nnan"/"ninf" stay off
 # because the |ω| ≥ 2/Δt rule and the residual checks rely on NaN propagating.
@@ -494,7 +494,7 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
     """Newton's method with halving line search (2023 App. D, Alg. 5) on ``s`` in place.
 
     Every iteration writes ``F(s)`` into ``data``, refactors and solves through graphsolve's
-    compiled LDU (:func:`graphsolve.kernels.compiled.refactor_solve`) without returning to
+    compiled LDU (:func:`graphsolve.lowlevel.refactor_solve`) without returning to
     Python. Returns ``(code, iterations, position)``: code 0 converged, 1 iteration cap,
     2 line search failed, 3 non-finite Newton matrix, 4 singular pivot at ``position`` of the
     elimination order. ``history[k]`` is the residual max-norm after ``k`` iterations.

@@ -24,8 +24,7 @@ import networkx as nx
 import numpy as np
 
 import graphsolve as gs
-from graphsolve.factor import allocate
-from graphsolve.kernels.reference import PIVOT_RTOL
+from graphsolve.lowlevel import PIVOT_RTOL, allocate
 
 from .. import quaternion as quat
 from . import contact_kernels as ck
@@ -345,7 +344,7 @@ class StepSystem:
     def _coordinates(self):
         """Row and column of every entry of the BlockMatrix buffer (cached)."""
         if self._csr is None:
-            rows, cols = self.matrix._entry_coordinates()
+            rows, cols = self.matrix.entry_coordinates()
             self._csr = (np.ascontiguousarray(rows, dtype=np.int64),
                          np.ascontiguousarray(cols, dtype=np.int64))
         return self._csr

@@ -24,17 +24,69 @@ class MaximalModel:
     mass : (nb,) ; inertia : (nb, 3, 3) ; gravity : (3,)
     joints : JointSet
         All joints of the spec, in spec order.
+    frame_names : list of str
+        The spec's frames (:class:`~dynamics.spec.Frame`), see :meth:`frame_poses`.
+
+    Raises
+    ------
+    SpecError
+        A body with a singular inertia (``Body.allow_singular``: e.g. a massless URDF link
+        between two moving joints), naming the body and its joints. Every body's mass matrix
+        ``diag(m I, J)`` enters the discrete dynamics (20) and must be invertible; combining
+        the joints around such a link into one compound joint is not implemented.
     """
 
     def __init__(self, spec: MechanismSpec):
         if not isinstance(spec, MechanismSpec):
             raise TypeError(f"expected a MechanismSpec, got {type(spec).__name__}")
+        for b in spec.bodies:
+            if b.allow_singular and b.singular:
+                parents = [j.name for j in spec.joints if j.child == b.name]
+                children = [j.name for j in spec.joints if j.parent == b.name]
+                what = ("has no mass" if b.mass <= 0.0
+                        else f"has a singular inertia (mass {b.mass:g} kg, inertia eigenvalues "
+                             f"{np.linalg.eigvalsh(b.inertia)})")
+                where = (f"it sits between joints {parents} (to its parent) and {children} "
+                         "(to its children)" if children else f"it is moved by joints {parents}")
+                raise SpecError(
+                    f"body {b.name!r} {what}; {where}. The maximal-coordinate model needs a "
+                    "positive mass and a positive definite inertia for every body and does not "
+                    "combine the joints around a massless link into a compound joint: give "
+                    "the link an inertia, or simulate the mechanism with dynamics.minimal")
         self.spec = spec
         self.mass = np.array([b.mass for b in spec.bodies])
         self.inertia = np.array([b.inertia for b in spec.bodies])
         self.gravity = np.asarray(spec.gravity, dtype=float)
         self.joints = jt.joint_set(spec)
         self.n_bodies = len(spec.bodies)
+        index = {b.name: k for k, b in enumerate(spec.bodies)}
+        self.frame_names = [f.name for f in spec.frames]
+        self._frame_body = np.array([index.get(f.body, -1) for f in spec.frames], dtype=np.int64)
+        self._frame_position = np.array([f.position for f in spec.frames]).reshape(-1, 3)
+        self._frame_orientation = np.array([f.orientation for f in spec.frames]).reshape(-1, 4)
+
+    def frame_poses(self, x, q) -> tuple[np.ndarray, np.ndarray]:
+        """World positions ``(..., n_frames, 3)`` and rotations ``(..., n_frames, 3, 3)`` of the
+        spec's frames (order :attr:`frame_names`) for body poses ``x (..., nb, 3)``,
+        ``q (..., nb, 4)`` (an optional leading time axis, e.g. ``traj.x, traj.q``).
+
+        A frame on body ``b`` at ``(p, q_f)`` is at ``x_b + Q(q_b) p`` with rotation
+        ``Q(q_b) Q(q_f)``; frames on the world are constant.
+        """
+        x, q = np.asarray(x, dtype=float), np.asarray(q, dtype=float)
+        lead = x.shape[:-2]
+        nf = len(self.frame_names)
+        pos, rot = np.empty(lead + (nf, 3)), np.empty(lead + (nf, 3, 3))
+        R_f = np.array([quat.rotation_matrix(o) for o in self._frame_orientation])
+        for k in range(nf):
+            b = self._frame_body[k]
+            if b < 0:
+                pos[..., k, :], rot[..., k, :, :] = self._frame_position[k], R_f[k]
+                continue
+            R_b = quat.rotation_matrix(q[..., b, :])
+            pos[..., k, :] = x[..., b, :] + R_b @ self._frame_position[k]
+            rot[..., k, :, :] = R_b @ R_f[k]
+        return pos, rot
 
     # ------------------------------------------------------------------ kinematics
     def endpoint_states(self, x, q):

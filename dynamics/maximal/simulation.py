@@ -403,6 +403,18 @@ class Simulation:
                  for p in _products(grp, u)]
         return float(np.max(np.abs(np.concatenate(prods)))) if prods else 0.0
 
+    def frame_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """World position (3,) and rotation matrix (3, 3) of the spec frame ``name`` now
+        (e.g. a URDF sensor or tool link; :meth:`MaximalModel.frame_poses` for all frames or
+        a whole trajectory)."""
+        try:
+            k = self.model.frame_names.index(name)
+        except ValueError:
+            raise SpecError(f"no frame named {name!r}; frames: {self.model.frame_names}") \
+                from None
+        pos, rot = self.model.frame_poses(self.x, self.q)
+        return pos[k], rot[k]
+
     def minimal_coordinates(self) -> dict[str, np.ndarray]:
         """Current joint coordinates by joint name."""
         c = self.model.minimal_coordinates(self.x, self.q)

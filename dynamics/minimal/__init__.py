@@ -28,6 +28,7 @@ from .algorithms import (
     body_poses,
     crba,
     forward_kinematics,
+    frame_poses,
     kinetic_energy,
     nonlinear_effects,
     potential_energy,
@@ -53,7 +54,7 @@ from .variational import ConvergenceError, drnea, impulse_aba, simulate_variatio
 __all__ = [
     "Model", "Data", "TreeModelError", "SUPPORTED_JOINTS", "JointModel", "RevoluteJoint",
     "PrismaticJoint", "SphericalJoint", "FloatingJoint", "spatial",
-    "forward_kinematics", "body_poses", "rnea", "aba", "crba", "nonlinear_effects",
+    "forward_kinematics", "body_poses", "frame_poses", "rnea", "aba", "crba", "nonlinear_effects",
     "kinetic_energy", "potential_energy",
     "neutral", "integrate", "difference", "normalize", "random_configuration",
     "from_spec_coordinates", "to_spec_coordinates", "initial_state",

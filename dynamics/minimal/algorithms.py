@@ -29,7 +29,7 @@ from .configuration import as_vector, check_configuration
 from .model import Data, Model
 
 __all__ = ["forward_kinematics", "rnea", "aba", "crba", "nonlinear_effects", "kinetic_energy",
-           "potential_energy", "body_poses"]
+           "potential_energy", "body_poses", "frame_poses"]
 
 
 def _ad_matrix(V: np.ndarray) -> np.ndarray:
@@ -108,6 +108,36 @@ def body_poses(model: Model, data: Data, q) -> tuple[np.ndarray, np.ndarray]:
                                               strict=True)):
         T = placement if link < 0 else data.T_world_link[link] @ placement
         positions[b], rotations[b] = T[:3, 3], T[:3, :3]
+    return positions, rotations
+
+
+def frame_poses(model: Model, data: Data, q) -> tuple[np.ndarray, np.ndarray]:
+    """World positions ``(n_frames, 3)`` and rotations ``(n_frames, 3, 3)`` of the spec's frames
+    (order ``model.frame_names``), e.g. the URDF link frames of :func:`dynamics.urdf.load_urdf`
+    including sensor and tool links merged into their parent body.
+
+    Examples
+    --------
+    >>> from dynamics.urdf import load_urdf
+    >>> model = Model(load_urdf('''<robot name="r"><link name="base"/>
+    ...   <link name="arm"><inertial><origin xyz="0.5 0 0"/><mass value="1"/>
+    ...     <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
+    ...   <link name="tool"/>
+    ...   <joint name="j" type="continuous"><parent link="base"/><child link="arm"/>
+    ...     <axis xyz="0 0 1"/></joint>
+    ...   <joint name="flange" type="fixed"><parent link="arm"/><child link="tool"/>
+    ...     <origin xyz="1 0 0"/></joint></robot>'''))
+    >>> positions, rotations = frame_poses(model, model.create_data(), [np.pi / 2])
+    >>> model.frame_names, np.round(positions[model.frame_names.index("tool")], 12).tolist()
+    (['base', 'arm', 'tool'], [0.0, 1.0, 0.0])
+    """
+    forward_kinematics(model, data, q)
+    nf = len(model.frame_names)
+    positions, rotations = np.empty((nf, 3)), np.empty((nf, 3, 3))
+    for k, (link, placement) in enumerate(zip(model.frame_links, model.frame_placements,
+                                              strict=True)):
+        T = placement if link < 0 else data.T_world_link[link] @ placement
+        positions[k], rotations[k] = T[:3, 3], T[:3, :3]
     return positions, rotations
 
 

@@ -112,13 +112,21 @@ class Model:
         The link each body is welded to (``-1``: the world).
     body_placements : (n_bodies, 4, 4) array
         Each body's centre-of-mass frame in its link's frame.
+    frame_names : list of str
+        The spec's frames (:class:`~dynamics.spec.Frame`; a URDF gives one per link).
+    frame_links : tuple of int
+        The link each frame is fixed to (``-1``: the world).
+    frame_placements : (n_frames, 4, 4) array
+        Each frame in its link's frame (see :func:`~dynamics.minimal.algorithms.frame_poses`).
 
     Raises
     ------
     TreeModelError
         Loop-closing joints (naming them), an unsupported joint type (naming joint and type),
-        a joint reached from its child, or a ``custom_joints`` entry naming no spanning-tree
-        joint or whose placeholder has the wrong number of coordinates.
+        a joint reached from its child, a ``custom_joints`` entry naming no spanning-tree
+        joint or whose placeholder has the wrong number of coordinates, or (for specs with
+        singular-inertia bodies, ``Body.allow_singular``) a joint whose articulated inertia is
+        singular at the neutral configuration.
     ValueError
         An unknown ``rotation``.
 
@@ -215,6 +223,54 @@ class Model:
         self.first_moments = _readonly(moments)
         self.body_links = tuple(links)
         self.body_placements = _readonly(placements)
+        index = {name: b for b, name in enumerate(self.body_names)}
+        self.frame_names = [f.name for f in spec.frames]
+        self.frame_links = tuple(-1 if f.body == WORLD else links[index[f.body]]
+                                 for f in spec.frames)
+        self.frame_placements = _readonly(np.array(
+            [sp.pose(quat.rotation_matrix(f.orientation), f.position) if f.body == WORLD
+             else placements[index[f.body]] @ sp.pose(quat.rotation_matrix(f.orientation),
+                                                       f.position)
+             for f in spec.frames]).reshape(-1, 4, 4))
+        if any(b.allow_singular and b.singular for b in spec.bodies):
+            self._check_articulated_inertia()
+
+    def _check_articulated_inertia(self) -> None:
+        """Raise :class:`TreeModelError` if a joint sees a singular articulated inertia.
+
+        Run when a spec body has a singular inertia (``Body.allow_singular``, e.g. a massless
+        URDF link between two moving joints). ABA's pivot ``D_i = S_iᵀ I^A_i S_i`` of each joint
+        is computed at the neutral configuration (zero velocity) and compared with the
+        diagonal block of the joint-space inertia ``M`` (``D_i <= M_ii``): a pivot below
+        ``1e-12`` of it means the joint cannot be accelerated by a finite force (e.g. a massless
+        link with nothing below it, or two joints on the same axis around a massless link).
+        Other configurations are not checked.
+        """
+        from .algorithms import aba, crba
+        from .configuration import neutral
+        data = self.create_data()
+        q0 = neutral(self)
+        M = crba(self, data, q0)
+        bad = []
+        with np.errstate(divide="ignore", invalid="ignore"):
+            try:
+                aba(self, data, q0, np.zeros(self.nv), np.zeros(self.nv))
+                pivots = [np.linalg.eigvalsh(np.linalg.inv(data.D_inv[jm.index])).min()
+                          if np.all(np.isfinite(data.D_inv[jm.index])) else 0.0
+                          for jm in self.joints]
+            except np.linalg.LinAlgError:
+                pivots = [0.0] * self.njoints
+        for jm, d in zip(self.joints, pivots, strict=True):
+            scale = np.abs(M[jm.v_slice, jm.v_slice]).max()
+            if not d > 1e-12 * scale:
+                bad.append(jm.name)
+        if bad:
+            singular = [b.name for b in self.spec.bodies if b.allow_singular and b.singular]
+            raise TreeModelError(
+                f"joints {bad} of mechanism {self.name!r} see a singular articulated inertia "
+                f"at the neutral configuration (bodies with singular inertia: {singular}): a "
+                "massless link needs links with mass moving with it through joints on "
+                "independent axes")
 
     @classmethod
     def from_urdf(cls, path_or_text, *, floating_base: bool = False,
@@ -236,7 +292,8 @@ class Model:
         dynamics.spec.SpecError
             From ``load_urdf``: malformed URDF, an unknown joint type (naming the joint), loops.
         TreeModelError
-            URDF joint types the tree model does not support (``planar``).
+            URDF joint types the tree model does not support (``planar``), or a massless link
+            between moving joints whose articulated inertia is singular.
         """
         from ..urdf import load_urdf
         return cls(load_urdf(path_or_text, floating_base=floating_base), rotation=rotation,

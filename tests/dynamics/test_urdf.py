@@ -394,3 +394,158 @@ def test_write_errors():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         write_urdf(MechanismSpec([body], [Joint("j", "revolute", WORLD, "b")]))
+
+
+# -- issue 24: published-URDF patterns ---------------------------------------------------------
+POINT = '<inertial><origin xyz="0 0.1 0"/><mass value="0.5"/><inertia ixx="0" ixy="0" ixz="0" ' \
+        'iyy="0" iyz="0" izz="0"/></inertial>'
+
+
+def _pin_frames_match(xml, spec, seed=0):
+    """Every spec frame (one per URDF link) at Pinocchio's BODY frame placement."""
+    from dynamics.minimal import Model, frame_poses, random_configuration
+    from tests.dynamics.minimal_trees import pin_configuration
+    model, pin_model = Model(spec), pin.buildModelFromXML(xml)
+    q = random_configuration(model, np.random.default_rng(seed))
+    positions, rotations = frame_poses(model, model.create_data(), q)
+    data = pin_model.createData()
+    pin.framesForwardKinematics(pin_model, data, pin_configuration(model, pin_model, q))
+    for k, name in enumerate(model.frame_names):
+        oMf = data.oMf[pin_model.getFrameId(name, pin.FrameType.BODY)]
+        np.testing.assert_allclose(positions[k], oMf.translation, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(rotations[k], oMf.rotation, atol=1e-12, err_msg=name)
+
+
+def test_fixed_joint_axis_is_ignored():
+    xml = _robot(_joint("j1", "continuous", "r", "a", '<axis xyz="0 0 1"/>')
+                 + _joint("jf", "fixed", "a", "b", '<origin xyz="0 0 1"/><axis xyz="0 0 0"/>'))
+    spec = load_urdf(xml)
+    assert [j.type for j in spec.joints] == ["revolute", "fixed"]
+    _pin_frames_match(xml, spec)
+
+
+@pytest.mark.parametrize("kind", ["revolute", "continuous", "prismatic", "planar"])
+def test_zero_axis_of_a_moving_joint_is_an_error(kind):
+    xml = _robot(_joint("jz", kind, "r", "a", '<axis xyz="0 0 0"/>'), links=("a",))
+    with pytest.raises(SpecError, match=f"joint 'jz' \\({kind}\\).*zero"):
+        load_urdf(xml)
+
+
+def test_massless_link_in_the_middle_of_a_fixed_chain_is_merged():
+    """a -fixed- m (massless) -fixed- s (body) and -fixed- p (point mass), and a moving joint
+    below m: m and p merge into a; s stays a body welded to a; j2 hangs from a."""
+    xml = ('<robot name="t"><link name="r"/><link name="m"/>'
+           + "".join(f'<link name="{n}">{INERTIAL}</link>' for n in ("a", "s", "b"))
+           + f'<link name="p">{POINT}</link><link name="tip"/>'
+           + _joint("j1", "continuous", "r", "a", '<axis xyz="0 0 1"/>')
+           + _joint("f1", "fixed", "a", "m", '<origin xyz="0 0 0.5" rpy="0.3 0 1"/>'
+                    '<axis xyz="0 0 0"/>')
+           + _joint("f2", "fixed", "m", "s", '<origin xyz="0.2 0 0"/>')
+           + _joint("f3", "fixed", "m", "p", '<origin xyz="0 0.3 0"/>')
+           + _joint("j2", "continuous", "m", "b", '<axis xyz="0 1 0"/>')
+           + _joint("f4", "fixed", "b", "tip", '<origin xyz="0 0 0.4"/>') + "</robot>")
+    spec = load_urdf(xml)
+    assert [(b.name, b.mass) for b in spec.bodies] == [("a", 2.5), ("s", 2.0), ("b", 2.0)]
+    assert [(j.name, j.parent) for j in spec.joints] == [("j1", WORLD), ("f2", "a"),
+                                                         ("j2", "a")]
+    assert {f.name: f.body for f in spec.frames} == {
+        "r": WORLD, "a": "a", "m": "a", "s": "s", "p": "a", "b": "b", "tip": "b"}
+    _pin_frames_match(xml, spec)
+
+
+def test_massless_joint_frame_takes_its_fixed_group():
+    """A joint's child is a massless frame with the mesh links fixed below it: the whole
+    fixed group becomes one body named after the joint frame."""
+    xml = ('<robot name="t"><link name="r"/><link name="frame"/>'
+           + "".join(f'<link name="{n}">{INERTIAL}</link>' for n in ("mesh", "cover"))
+           + _joint("j1", "continuous", "r", "frame")
+           + _joint("f1", "fixed", "frame", "mesh", '<origin xyz="0 0 0.2" rpy="0 0 1"/>')
+           + _joint("f2", "fixed", "mesh", "cover", '<origin xyz="0.1 0 0"/>') + "</robot>")
+    spec = load_urdf(xml)
+    assert [(b.name, b.mass) for b in spec.bodies] == [("frame", 4.0)]
+    _pin_frames_match(xml, spec)
+
+
+def test_massless_link_between_moving_joints():
+    """Minimal coordinates load it (a singular body); maximal coordinates name it and its
+    joints."""
+    from dynamics.maximal import Simulation
+    xml = _robot(_joint("j1", "continuous", "r", "a", '<axis xyz="0 0 1"/>')
+                 + _joint("w1", "continuous", "a", "cross", '<axis xyz="1 0 0"/>')
+                 + _joint("w2", "continuous", "cross", "b", '<axis xyz="0 1 0"/>')
+                 ).replace("</robot>", '<link name="cross"/></robot>')
+    spec = load_urdf(xml)
+    cross = spec.bodies[spec.body_index("cross")]
+    assert cross.mass == 0.0 and cross.allow_singular and cross.singular
+    _pin_frames_match(xml, spec)
+    with pytest.raises(SpecError, match=r"body 'cross' has no mass.*\['w1'\].*\['w2'\]"):
+        Simulation(spec, dt=1e-3)
+
+
+def test_singular_articulated_inertia_is_a_clear_minimal_error():
+    from dynamics.minimal import Model, TreeModelError
+    xml = _robot(_joint("outer", "continuous", "r", "f", '<axis xyz="0 0 1"/>')
+                 + _joint("inner", "continuous", "f", "a", '<axis xyz="0 0 1"/>'),
+                 links=("a",)).replace("</robot>", '<link name="f"/></robot>')
+    with pytest.raises(TreeModelError, match=r"\['outer'\].*singular articulated inertia"):
+        Model(load_urdf(xml))
+
+
+@pytest.mark.parametrize("xml, match", [
+    ('<robot name="e"></robot>', "robot 'e' has no <link> elements"),
+    (f'<robot name="one"><link name="solo">{INERTIAL}</link></robot>',
+     "single link 'solo' and no joints.*floating_base=True"),
+    ('<robot name="w"><link name="r"/><link name="s"/>'
+     + _joint("f", "fixed", "r", "s") + "</robot>",
+     "every link other than the root link 'r' is massless"),
+])
+def test_robots_without_bodies(xml, match):
+    with pytest.raises(SpecError, match=match):
+        load_urdf(xml)
+
+
+def test_single_link_with_a_floating_base():
+    xml = f'<robot name="one"><link name="solo">{INERTIAL}</link></robot>'
+    spec = load_urdf(xml, floating_base=True)
+    assert [(j.name, j.type) for j in spec.joints] == [("root_joint", "floating")]
+    assert [f.body for f in spec.frames] == ["solo"]
+
+
+def test_single_massless_link_with_a_floating_base_is_an_error():
+    with pytest.raises(SpecError, match="link 'solo' has no mass.*floating root"):
+        load_urdf('<robot name="one"><link name="solo"/></robot>', floating_base=True)
+
+
+def test_visuals_collisions_and_package_meshes_are_ignored():
+    mesh = ('<visual><geometry><mesh filename="package://my_robot/meshes/a.dae"/></geometry>'
+            '</visual><collision><geometry><mesh filename="package://my_robot/meshes/a.stl"/>'
+            '</geometry></collision>')
+    xml = _robot(_joint("j1", "revolute", "r", "a", '<limit lower="-1" upper="1" effort="1" '
+                        'velocity="1"/>'), links=("a",)).replace(
+        f"{INERTIAL}</link>", f"{INERTIAL}{mesh}</link>").replace(
+        "</robot>", '<transmission name="t"><joint name="j1"/></transmission>'
+        '<gazebo reference="a"/></robot>')
+    plain = load_urdf(_robot(_joint("j1", "revolute", "r", "a"), links=("a",)))
+    spec = load_urdf(xml)
+    assert spec.bodies[0].mass == plain.bodies[0].mass
+    np.testing.assert_array_equal(spec.bodies[0].inertia, plain.bodies[0].inertia)
+
+
+def test_frame_and_singular_body_validation():
+    from dynamics.spec import Frame
+    body = Body("b", 1.0, np.eye(3))
+    joint = Joint("j", "revolute", WORLD, "b")
+    with pytest.raises(SpecError, match="frame 'f' is on unknown body 'x'"):
+        MechanismSpec([body], [joint], frames=[Frame("f", "x")])
+    with pytest.raises(SpecError, match="duplicate frame names"):
+        MechanismSpec([body], [joint], frames=[Frame("f", "b"), Frame("f", WORLD)])
+    with pytest.raises(SpecError, match="frame 'f': orientation must be a unit quaternion"):
+        Frame("f", "b", orientation=[2.0, 0, 0, 0])
+    with pytest.raises(SpecError, match="no frame named 'g'"):
+        MechanismSpec([body], [joint], frames=[Frame("f", "b")]).frame("g")
+    with pytest.raises(SpecError, match="mass must be positive"):
+        Body("m", 0.0, np.zeros((3, 3)))
+    with pytest.raises(SpecError, match="not positive semi-definite"):
+        Body("m", 1.0, np.diag([1.0, 1.0, -1.0]), allow_singular=True)
+    assert Body("m", 0.0, np.zeros((3, 3)), allow_singular=True).singular
+    assert not body.singular
