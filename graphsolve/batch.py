@@ -9,6 +9,7 @@ matrix is the numeric work alone: no Python per matrix, no per-matrix analysis.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -34,6 +35,9 @@ class BatchFactorization:
     method : {"ldu", "ldlt"}
     backend : str
     batch_size : int
+    workers : int or None
+        Threads of the compiled batch kernel (None: numba's current thread count, by default
+        every core).
     """
 
     def __init__(self, A: BlockMatrix, analysis: Analysis, method: str, backend: str):
@@ -45,6 +49,7 @@ class BatchFactorization:
         self._work = (self._kernel.work_buffers(analysis) if backend == "compiled" else None)
         self._map = GatherMap(A, analysis, transpose=method == "ldlt")
         self.batch_size = 0
+        self.workers: int | None = None
         self._valid = False
 
     def refactor(self, values: np.ndarray) -> BatchFactorization:
@@ -89,9 +94,10 @@ class BatchFactorization:
         self._U[:] = 0.0
         self._L[:, dst_l] = values[:, src_l]
         self._U[:, dst_u] = values[:, src_u]
-        status, self._counts = self._kernel.factor_batch(
-            an, self._D, self._Dlu, self._piv, self._L, self._U, self.method == "ldlt",
-            self._work)
+        with _numba_threads(self.workers if self.backend == "compiled" else None):
+            status, self._counts = self._kernel.factor_batch(
+                an, self._D, self._Dlu, self._piv, self._L, self._U, self.method == "ldlt",
+                self._work)
         failed = np.flatnonzero(status >= 0)
         if failed.size:
             k = int(failed[0])
@@ -147,7 +153,8 @@ class BatchFactorization:
 
 def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
                     method: str = "auto", ordering="auto", analysis: Analysis | None = None,
-                    backend: str = "auto") -> BatchFactorization:
+                    backend: str = "auto", workers: int | None = None
+                    ) -> BatchFactorization:
     """Factor a batch of matrices that share the pattern of ``A``.
 
     Parameters
@@ -161,6 +168,13 @@ def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
         As :func:`graphsolve.factorize`; ``"auto"`` method picks LDLᵀ when every item is
         symmetric to a relative ``LDLT_SYMMETRY_RTOL = 1e-12`` (``max|A - Aᵀ| <= 1e-12
         max|A|``), LDU otherwise.
+
+    workers : int, optional
+        Threads that factor the items in parallel (compiled backend; numba's thread pool,
+        at most ``numba.config.NUMBA_NUM_THREADS``). None keeps numba's current setting, by
+        default every core. The kernels release the GIL, so a thread pool of your own that
+        factors separate batches (or separate :func:`~graphsolve.factorize` calls) runs in
+        parallel as well.
 
     Returns
     -------
@@ -205,4 +219,25 @@ def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
         raise GraphSolveError(f'unknown method {method!r}; expected "auto", "ldu" or "ldlt"')
     if analysis is None:
         analysis = analyze(A, ordering)
-    return BatchFactorization(A, analysis, method, backend).refactor(values)
+    if workers is not None and (isinstance(workers, bool) or not isinstance(
+            workers, (int, np.integer)) or workers < 1):
+        raise GraphSolveError(f"workers must be a positive integer or None, got {workers!r}")
+    F = BatchFactorization(A, analysis, method, backend)
+    F.workers = None if workers is None else int(workers)
+    return F.refactor(values)
+
+
+@contextmanager
+def _numba_threads(workers: int | None):
+    """numba's thread count set to ``workers`` (capped at the pool size) for the block."""
+    if workers is None:
+        yield
+        return
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(workers, numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)

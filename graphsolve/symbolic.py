@@ -38,7 +38,7 @@ def csr_of_sorted_pairs(n: int, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return indptr, np.ascontiguousarray(pairs[:, 1])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def group_by_key(keys, n):
     """Stable counting sort of ``keys`` in ``0..n-1``: ``(ptr, perm)`` with
     ``perm[ptr[k]:ptr[k + 1]]`` the indices holding key ``k``, in increasing index order."""
@@ -55,7 +55,7 @@ def group_by_key(keys, n):
     return ptr, perm
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def dfs_orders(indptr, indices, roots):
     """Depth-first search from each root in turn (each root starts a new component), scanning
     neighbours in CSR order, exactly like a recursive DFS. Returns (preorder, postorder)."""
@@ -95,7 +95,7 @@ def dfs_orders(indptr, indices, roots):
     return pre[:npre], post[:npost]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _etree_positions(indptr, indices, order):
     """``pos`` (position of each node in ``order``) and the elimination tree by position
     (``cs_etree`` with path compression; -1 for roots)."""
@@ -118,7 +118,7 @@ def _etree_positions(indptr, indices, order):
     return pos, parent_pos
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def factor_pattern(indptr, indices, order):
     """Elimination tree and the pattern of ``L`` for the elimination ``order``.
 
@@ -170,7 +170,7 @@ def factor_pattern(indptr, indices, order):
     return parent, pos, row_ptr, row_nodes
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _schedule_sweep(pos, order, child_ptr, fe_child, ptr, count, ic2, c1c2, fill):
     """One sweep of :func:`update_schedule`: counts into ``count[e + 1]`` (``fill=False``), or
     the lists from the offsets ``ptr`` (``fill=True``; ``ptr`` may be read-only). Row by row:
@@ -198,7 +198,7 @@ def _schedule_sweep(pos, order, child_ptr, fe_child, ptr, count, ic2, c1c2, fill
                         count[e + 1] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def update_counts(pos, order, child_ptr, fe_child):
     """``sched_ptr`` of :func:`update_schedule` alone: O(pairs) memory."""
     m = fe_child.size
@@ -210,7 +210,7 @@ def update_counts(pos, order, child_ptr, fe_child):
     return ptr
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def update_lists(pos, order, child_ptr, fe_child, ptr):
     """``(sched_ic2, sched_c1c2)`` of :func:`update_schedule` for the offsets ``ptr`` of
     :func:`update_counts`."""
@@ -221,7 +221,7 @@ def update_lists(pos, order, child_ptr, fe_child, ptr):
     return ic2, c1c2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def update_schedule(pos, order, child_ptr, fe_child):
     """For every factor pair ``e = (i, c1)``: the pairs ``(i, c2)`` and ``(c1, c2)`` for every
     ``c2`` that is a child of both ``i`` and ``c1`` (Alg. 3 lines 8-15), ``c2`` in elimination
@@ -232,7 +232,7 @@ def update_schedule(pos, order, child_ptr, fe_child):
     return ptr, ic2, c1c2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def minimum_degree(indptr, indices, sizes, zero):
     """Greedy minimum degree on the block elimination graph: repeatedly eliminate the eligible
     node whose neighbours have the fewest scalar rows (``sizes`` summed), ties by smallest
@@ -325,7 +325,7 @@ def _merge_into(src, lo, hi, mark, tag, merged, k, sizes, du):
     return k, du
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def elimination_counts(indptr, indices, order, sizes, limit):
     """Factor pairs and flops of eliminating in ``order``, without building the factor.
 

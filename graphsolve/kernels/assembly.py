@@ -17,7 +17,7 @@ __all__ = ["stored_block_pairs", "symmetric_block_pattern", "scatter_compressed"
            "factor_pairs_of_edges"]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def stored_block_pairs(indptr, indices, blk, off):
     """Off-diagonal blocks ``(i, j)`` holding a stored entry of a compressed matrix, each once.
 
@@ -50,7 +50,7 @@ def stored_block_pairs(indptr, indices, blk, off):
     return pi, pj
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def symmetric_block_pattern(n, pi, pj):
     """CSR ``(indptr, indices)`` of the union of the pairs ``(pi, pj)`` and their mirrors
     ``(pj, pi)``, sorted columns and no duplicates: the directed edges of the block graph in
@@ -82,7 +82,7 @@ def symmetric_block_pattern(n, pi, pj):
     return indptr, cols[:m].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def scatter_compressed(indptr, indices, data, blk, off, sizes, diag_ptr, e_indptr, e_indices,
                        edge_ptr, mirror, transposed, out):
     """Add the stored nonzeros of a compressed matrix into the flat block buffer ``out``.
@@ -127,7 +127,7 @@ def scatter_compressed(indptr, indices, data, blk, off, sizes, diag_ptr, e_indpt
     return -1, -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def factor_pairs_of_edges(a_indptr, a_indices, position, child_ptr, fe_child):
     """The factor pair of every directed edge of a matrix: ``(pairs, bad)``.
 

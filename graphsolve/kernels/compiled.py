@@ -1,4 +1,7 @@
-"""Compiled numeric kernels: numba ``@njit(cache=True)`` over the flat factor buffers.
+"""Compiled numeric kernels: numba ``@njit(cache=True, nogil=True)`` over the flat factor
+buffers. The kernels release the GIL, so factorizations of different matrices run in parallel
+from Python threads (one :class:`~graphsolve.Factorization` per thread: a factorization's
+buffers are not shared safely).
 
 Same Python-level signatures and results as :mod:`graphsolve.kernels.reference` (which reads
 like the papers), so a parametrized test fixture runs every numeric test on both. The loops are
@@ -109,13 +112,13 @@ def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep,
 
 
 #: :func:`_scale_pair_py` compiled per literal size pair, inlined by LLVM
-_scale_pair = njit(cache=True, error_model="numpy", fastmath=_FAST, forceinline=True)(
+_scale_pair = njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST, forceinline=True)(
     _scale_pair_py)
 #: :func:`_scale_pair_py` inlined by numba (one site per kernel)
 _scale_pair_inline = njit(error_model="numpy", fastmath=_FAST, inline="always")(_scale_pair_py)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _gather(sym, D, L, U, symmetric, gat, BS):
     """Load the factor buffers from the matrix's flat ``values`` in one pass of straight copies
     (the diagonal section holds the blocks by node, ``D`` in elimination order at ``d_ptr``;
@@ -173,7 +176,7 @@ def _gather(sym, D, L, U, symmetric, gat, BS):
     return sq
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
     """Alg. 3 over the flat buffers; ``sym`` packs the analysis arrays (:func:`_sym`).
     ``BS`` > 0 says every block is BS×BS: compiled as a constant (through the ``_factor_BS``
@@ -231,7 +234,7 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
     return -1, n_scalings, n_updates, sq
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _factor_tree6(sym, D, Dlu, piv, L, U, w2, rtol, gat):
     """:func:`_factor` for LDLᵀ of uniform 6×6 blocks without update triples (trees, Alg. 1
     of Brüdigam et al. 2023: zero fill), with the load fused into the elimination.
@@ -300,7 +303,7 @@ def _factor_tree6(sym, D, Dlu, piv, L, U, w2, rtol, gat):
     return -1, n_scalings, 0, sq
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, implicit, gat):
     """:func:`_factor` for blocks of exactly two sizes ``BS`` > ``BS2`` (bodies and joints of a
     KKT matrix): pivots and body-joint pairs run fixed-size inlined copies, pairs of equal size
@@ -360,7 +363,7 @@ def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, impli
     return -1, n_scalings, n_updates, sq
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _unpack(ints, bounds):
     """The ``sym`` tuple of :func:`_sym` from its packed form (:func:`_pack`)."""
     return (ints[bounds[0]:bounds[1]], ints[bounds[1]:bounds[2]], ints[bounds[2]:bounds[3]],
@@ -372,21 +375,21 @@ def _unpack(ints, bounds):
 # Entry points called from Python: the analysis arrays arrive packed in one array (one
 # argument to unbox instead of a tuple of ten; numba's dispatch costs ~0.1 µs per plain array
 # argument and more inside tuples, which is most of a small refactor's fixed cost).
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _factor_0(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, values,
               lsrc, usrc):
     return _factor(_unpack(ints, bounds), D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 0,
                    implicit, (values, lsrc, usrc))
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _factor_3(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, values,
               lsrc, usrc):
     return _factor(_unpack(ints, bounds), D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 3,
                    implicit, (values, lsrc, usrc))
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _factor_6(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, values,
               lsrc, usrc):
     sym = _unpack(ints, bounds)
@@ -396,21 +399,21 @@ def _factor_6(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit
                    implicit, (values, lsrc, usrc))
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _factor_6_3(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, values,
                 lsrc, usrc):
     return _factor_pair(_unpack(ints, bounds), D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6,
                         3, implicit, (values, lsrc, usrc))
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _factor_6_5(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, implicit, values,
                 lsrc, usrc):
     return _factor_pair(_unpack(ints, bounds), D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 6,
                         5, implicit, (values, lsrc, usrc))
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _solve_bs(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
               parent_edges, Dlu, piv, L, U, x, nrhs, symmetric, BS):
     """Alg. 4 (forward, diagonal and backward sweeps); ``BS`` > 0: every block is BS×BS,
@@ -460,28 +463,28 @@ def _solve_bs(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr
                 _sub_matmul(xc, U[blk:fe_ptr[e + 1]], xi, sc, si, nrhs, False)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _solve(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
            parent_edges, Dlu, piv, L, U, x, nrhs, symmetric):
     _solve_bs(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
               parent_edges, Dlu, piv, L, U, x, nrhs, symmetric, 0)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _solve_3(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
              parent_edges, Dlu, piv, L, U, x, nrhs, symmetric):
     _solve_bs(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
               parent_edges, Dlu, piv, L, U, x, nrhs, symmetric, 3)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _solve_6(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
              parent_edges, Dlu, piv, L, U, x, nrhs, symmetric):
     _solve_bs(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr,
               parent_edges, Dlu, piv, L, U, x, nrhs, symmetric, 6)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _sub_sized(y, M, z, m, n, BS, BS2):
     """``y -= M z`` for an ``m×n`` block, with fixed sizes when (m, n) is the pair (BS, BS2)
     either way round, or BS×BS when ``BS2 = 0`` (uniform sizes; ``BS = 0``: generic)."""
@@ -497,7 +500,7 @@ def _sub_sized(y, M, z, m, n, BS, BS2):
         _matvec_sub(y, M, z, m, n)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _pivot_solve_sized(lu, pv, s, y, BS, BS2):
     """``y <- D⁻¹ y`` with the pivot's LU, fixed-size for the sizes of the pair (or the
     uniform size BS when ``BS2 = 0``)."""
@@ -509,7 +512,7 @@ def _pivot_solve_sized(lu, pv, s, y, BS, BS2):
         _lu_solve_vec(lu, pv, s, y)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                   parent_ptr, parent_edges, Dlu, piv, L, U, x, BS, BS2, implicit):
     """:func:`_solve` for one right-hand side of an LDU factor (``symmetric=False``), with the
@@ -550,7 +553,7 @@ def _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child
                        sizes[i], BS, BS2)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                       parent_ptr, parent_edges, Dlu, piv, L, x, BS):
     """:func:`_solve` for one right-hand side of an LDLᵀ factor: ``U_ip = L_piᵀ`` applied as
@@ -600,7 +603,7 @@ def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, c
                     x[co + r] -= L[blk + q * sc + r] * f
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _solve_sym_0(ints, bounds, Dlu, piv, L, x):
     if _poison(x) != 0.0:                           # NaN or inf in x: not solved
         return False
@@ -611,7 +614,7 @@ def _solve_sym_0(ints, bounds, Dlu, piv, L, x):
     return True
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _solve_sym_3(ints, bounds, Dlu, piv, L, x):
     if _poison(x) != 0.0:                           # NaN or inf in x: not solved
         return False
@@ -622,7 +625,7 @@ def _solve_sym_3(ints, bounds, Dlu, piv, L, x):
     return True
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _solve_sym_6(ints, bounds, Dlu, piv, L, x):
     if _poison(x) != 0.0:                           # NaN or inf in x: not solved
         return False
@@ -633,49 +636,49 @@ def _solve_sym_6(ints, bounds, Dlu, piv, L, x):
     return True
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _solve_vec_3(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                  parent_ptr, parent_edges, Dlu, piv, L, U, x):
     _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                   parent_ptr, parent_edges, Dlu, piv, L, U, x, 3, 0, False)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _solve_vec_6(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                  parent_ptr, parent_edges, Dlu, piv, L, U, x):
     _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                   parent_ptr, parent_edges, Dlu, piv, L, U, x, 6, 0, False)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _solve_6_5(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                parent_ptr, parent_edges, Dlu, piv, L, U, x):
     _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                   parent_ptr, parent_edges, Dlu, piv, L, U, x, 6, 5, False)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _solve_6_3(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                parent_ptr, parent_edges, Dlu, piv, L, U, x):
     _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                   parent_ptr, parent_edges, Dlu, piv, L, U, x, 6, 3, False)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _solve_implicit_0(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                       parent_ptr, parent_edges, Dlu, piv, L, U, x):
     _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                   parent_ptr, parent_edges, Dlu, piv, L, U, x, 0, 0, True)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _solve_implicit_6_5(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                         parent_ptr, parent_edges, Dlu, piv, L, U, x):
     _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                   parent_ptr, parent_edges, Dlu, piv, L, U, x, 6, 5, True)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _solve_implicit_6_3(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                         parent_ptr, parent_edges, Dlu, piv, L, U, x):
     _solve_vector(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
@@ -768,7 +771,7 @@ def _supernodal_plan(an, work) -> tuple:
     return cache["supernodal"]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _factor_sn(sym, sn, D, Dlu, piv, L, U, rtol, scratch, gat):
     """:func:`graphsolve.kernels.supernodal.factor_supernodal` after the load of
     :func:`_gather` (``gat`` as for :func:`_factor`); returns ``(status, asymmetry)``."""
@@ -912,7 +915,7 @@ def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> bool:
 
 
 # ---------------------------------------------------------------------- batched kernels
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, nogil=True, error_model="numpy", parallel=True)
 def _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, BS,
                   implicit, gat):
     """Items in parallel (numba threads); ``w1``, ``w2`` hold one work row per thread; the
@@ -928,7 +931,7 @@ def _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, count
         counts[b, 1] = updates
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, nogil=True, error_model="numpy", parallel=True)
 def _factor_batch_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, BS,
                        BS2, implicit, gat):
     """:func:`_factor_batch` for a pair of block sizes (:func:`_factor_pair`)."""
@@ -944,21 +947,21 @@ def _factor_batch_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, 
         counts[b, 1] = updates
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _factor_batch_0(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts,
                     implicit, gat):
     _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 0,
                   implicit, gat)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _factor_batch_6(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts,
                     implicit, gat):
     _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 6,
                   implicit, gat)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _factor_batch_6_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts,
                       implicit, gat):
     _factor_batch_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, 6, 3,
@@ -969,7 +972,7 @@ def _factor_batch_6_3(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, c
 _FACTOR_BATCH = {(0, 0): _factor_batch_0, (6, 0): _factor_batch_6, (6, 3): _factor_batch_6_3}
 
 
-@njit(cache=True, error_model="numpy", parallel=True)
+@njit(cache=True, nogil=True, error_model="numpy", parallel=True)
 def _solve_batch(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                  parent_ptr, parent_edges, Dlu, piv, L, U, x, nrhs, symmetric):
     for b in prange(x.shape[0]):
@@ -1003,7 +1006,7 @@ def solve_batch(an, Dlu, piv, L, U, x, symmetric: bool) -> None:
 
 
 # ---------------------------------------------------------------------- loading values
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _poison(values):
     """The sum of ``v * 0`` over all values: NaN iff some value is NaN or infinite (a
     reduction that vectorizes, unlike a branchy check)."""
@@ -1040,7 +1043,7 @@ def fused_handle(an, gmap, D, Dlu, piv, L, U, work, implicit: bool = False) -> t
     return handle
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def refactor_solve(handle, values, x):
     """Load ``values`` (a BlockMatrix buffer), factor them (LDU) and solve ``x`` in place.
 
