@@ -15,7 +15,7 @@ import numpy as np
 
 from . import factor_queries as queries
 from .errors import GraphSolveError, NonFiniteError, ShapeError, SingularBlockError
-from .factor import LDLT_SYMMETRY_RTOL, GatherMap
+from .factor import LDLT_SYMMETRY_RTOL, GatherMap, resolve_backend
 from .kernels import KERNELS
 from .matrix import BlockMatrix
 from .ordering import Analysis, analyze
@@ -46,7 +46,7 @@ class BatchFactorization:
         self.method = method
         self.backend = backend
         self._kernel = KERNELS[backend]
-        self._work = (self._kernel.work_buffers(analysis) if backend == "compiled" else None)
+        self._work = self._kernel.work_buffers(analysis)
         self._map = GatherMap(A, analysis, transpose=method == "ldlt")
         self.batch_size = 0
         self.workers: int | None = None
@@ -204,12 +204,7 @@ def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
     if values.ndim != 2 or values.shape[0] == 0 or values.shape[1] != A.data.size:
         raise ShapeError(f"values must be a non-empty (B, {A.data.size}) array on the "
                          f"template's layout, got shape {values.shape}")
-    from .factor import BACKENDS
-
-    if backend not in BACKENDS:
-        raise GraphSolveError(f"unknown backend {backend!r}; available: {BACKENDS}")
-    if backend == "auto":
-        backend = "compiled" if "compiled" in KERNELS else "reference"
+    backend = resolve_backend(backend)
     if method == "auto":
         t = A.transpose_index()
         scale = np.max(np.abs(values), axis=1)

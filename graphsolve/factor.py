@@ -23,7 +23,19 @@ from .ordering import Analysis, analyze
 
 __all__ = ["Factorization", "allocate", "factorize", "solve", "factorized", "GatherMap", "BACKENDS"]
 
+#: The backends that ship ("auto" picks "compiled" when numba is available); backends added
+#: with :func:`graphsolve.kernels.register_backend` are accepted by name as well.
 BACKENDS = ("auto", *KERNELS)
+
+
+def resolve_backend(backend: str) -> str:
+    """The registered backend that ``backend`` names ("auto": compiled if available)."""
+    if backend == "auto":
+        return "compiled" if "compiled" in KERNELS else "reference"
+    if not isinstance(backend, str) or backend not in KERNELS:
+        raise GraphSolveError(f"unknown or unavailable backend {backend!r}; available: "
+                              f"{('auto', *KERNELS)}")
+    return backend
 #: Relative tolerance of the symmetry check of ``method="ldlt"``.
 LDLT_SYMMETRY_RTOL = 1e-12
 
@@ -60,7 +72,7 @@ class Factorization:
         self._L = np.zeros(int(an.fe_ptr[-1]))
         self._U = np.zeros(int(an.fe_ptr[-1]))
         self._kernel = KERNELS[backend]
-        self._work = self._kernel.work_buffers(analysis) if backend == "compiled" else None
+        self._work = self._kernel.work_buffers(analysis)
         self._maps: list[tuple] = []              # (edges, block_sizes, GatherMap) per layout
         self._last_map: tuple | None = None       # (edges, block_sizes, map) of the last A
         self._valid = False
@@ -443,10 +455,7 @@ def allocate(analysis: Analysis, method: str = "ldu", backend: str = "compiled",
     """
     if method not in ("ldu", "ldlt"):
         raise GraphSolveError(f"method must be 'ldu' or 'ldlt', got {method!r}")
-    backend = "compiled" if backend == "auto" else backend
-    if backend not in KERNELS:
-        raise GraphSolveError(f"unknown backend {backend!r}; choose from {BACKENDS}")
-    return Factorization(analysis, method, backend, pivot_rtol)
+    return Factorization(analysis, method, resolve_backend(backend), pivot_rtol)
 
 
 def factorize(A: BlockMatrix, method: str = "auto", ordering="auto",
@@ -512,13 +521,9 @@ def factorize(A: BlockMatrix, method: str = "auto", ordering="auto",
                               "a scipy matrix with BlockMatrix.from_scipy(S, block_sizes)")
     if method not in ("auto", "ldu", "ldlt"):
         raise GraphSolveError(f'unknown method {method!r}; expected "auto", "ldu" or "ldlt"')
-    if backend not in BACKENDS:
-        raise GraphSolveError(f"unknown or unavailable backend {backend!r}; available: "
-                              f"{BACKENDS}")
+    backend = resolve_backend(backend)
     if analysis is None:
         analysis = analyze(A, ordering, root=root)
-    if backend == "auto":
-        backend = "compiled" if "compiled" in KERNELS else "reference"
     if method != "auto":
         return Factorization(analysis, method, backend, pivot_rtol).refactor(A)
     F = Factorization(analysis, "ldlt", backend, pivot_rtol)

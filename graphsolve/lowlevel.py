@@ -28,18 +28,19 @@ from __future__ import annotations
 
 from .factor import allocate
 from .kernels.compiled import refactor_solve
+from .kernels.protocol import Status
 from .kernels.reference import PIVOT_RTOL
 from .kernels.simd import mm6_sub
 
-__all__ = ["refactor_solve", "allocate", "entry_coordinates", "PIVOT_RTOL", "STATUS_OK",
-           "STATUS_NONFINITE", "mm6_sub"]
+__all__ = ["refactor_solve", "allocate", "entry_coordinates", "PIVOT_RTOL", "Status",
+           "STATUS_OK", "STATUS_NONFINITE", "mm6_sub"]
 
-#: :func:`refactor_solve` succeeded (``x`` holds the solution).
-STATUS_OK = -1
+#: :func:`refactor_solve` succeeded (``x`` holds the solution); ``Status.OK`` as a plain int.
+STATUS_OK = int(Status.OK)
 #: :func:`refactor_solve` found NaN or inf in the values (``x`` unchanged). Any status
 #: ``>= 0`` is the elimination position of the first singular pivot block (the node is
 #: ``analysis.order[status]``).
-STATUS_NONFINITE = -2
+STATUS_NONFINITE = int(Status.NONFINITE)
 
 
 def entry_coordinates(A):

@@ -147,6 +147,11 @@ def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> bool:
     return True
 
 
+def work_buffers(an) -> None:
+    """The reference kernels need no scratch (backend protocol)."""
+    return None
+
+
 def factor_batch(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[np.ndarray, dict]:
     """:func:`factor` for every matrix of a batch (leading axis of every buffer)."""
     status = np.empty(D.shape[0], dtype=np.int64)

@@ -65,3 +65,61 @@ def test_kkt_size_pair_kernels_equal_reference(constraint_size, family, method):
     S = A.to_scipy()
     assert np.abs(S @ x - b).max() <= 1e-10 * (abs(S).sum(axis=1).max() * np.abs(x).max())
     assert np.allclose(x, Fr.solve(b), rtol=1e-8, atol=1e-12)
+
+
+def test_shipped_backends_implement_the_protocol():
+    from graphsolve.kernels import KERNELS, Backend
+    from graphsolve.kernels.protocol import REQUIRED
+
+    for name, backend in KERNELS.items():
+        assert isinstance(backend, Backend), name
+        for f in REQUIRED:
+            assert callable(getattr(backend, f)), (name, f)
+
+
+def test_a_registered_backend_is_used_by_name():
+    """A third backend (here: the reference kernels behind a counting wrapper) registered
+    through graphsolve.kernels.register_backend serves factorize, refactor, solve and batches."""
+    import types
+
+    from graphsolve import kernels
+    from graphsolve.kernels import reference
+
+    calls = []
+
+    def wrap(f):
+        def counted(*args, **kwargs):
+            calls.append(f.__name__)
+            return f(*args, **kwargs)
+        return counted
+
+    counting = types.SimpleNamespace(**{f: wrap(getattr(reference, f))
+                                        for f in kernels.protocol.REQUIRED})
+    kernels.register_backend("counting", counting)
+    try:
+        A = gs.random_block_matrix(gen.ladder(8), "unsymmetric", block_size=2, seed=0)
+        b = np.arange(A.shape[0], dtype=float)
+        F = gs.factorize(A, backend="counting")
+        x = F.solve(b)
+        np.testing.assert_allclose(A.to_dense() @ x, b, atol=1e-10 * np.abs(b).max())
+        assert {"work_buffers", "refactor", "solve"} <= set(calls)
+        Fb = gs.factorize_batch(A, np.stack([A.data, 2 * A.data]), backend="counting")
+        np.testing.assert_allclose(Fb.solve(np.stack([b, b]))[1], x / 2, rtol=1e-12)
+        assert {"factor_batch", "solve_batch"} <= set(calls)
+    finally:
+        del kernels.KERNELS["counting"]
+    with pytest.raises(gs.GraphSolveError, match="counting"):
+        gs.factorize(A, backend="counting")
+
+
+def test_register_backend_refuses_incomplete_backends():
+    import types
+
+    from graphsolve import kernels
+
+    with pytest.raises(TypeError, match=r"missing \['refactor'"):
+        kernels.register_backend("half", types.SimpleNamespace(work_buffers=lambda an: None))
+    with pytest.raises(ValueError, match="auto"):
+        kernels.register_backend("auto", kernels.reference)
+    assert "half" not in kernels.KERNELS
+    assert kernels.Status.OK == -1 and kernels.Status.NONFINITE == -2
