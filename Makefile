@@ -1,4 +1,5 @@
-# The README's two commands: `make figures` (set-up + main job) and `make test` (set-up + tests).
+# The README's two commands: `make figures` (set-up + main job) and `make test` (set-up + tests);
+# `make docs` builds the documentation site.
 # Both create .venv when missing and (re)install the project when pyproject.toml changes.
 PYTHON ?= python3
 VENV   := .venv
@@ -6,13 +7,13 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 FIGURE_ARGS ?= --quick
 
-.PHONY: figures test lint clean clean-cache
+.PHONY: figures test docs lint clean clean-cache
 
 $(STAMP): pyproject.toml scripts/install-system-deps.sh
 	bash scripts/install-system-deps.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[bench,dev,dynamics]"
+	$(BIN)/python -m pip install --quiet -e ".[bench,dev,dynamics,plot,docs]"
 	$(BIN)/python -c "import sksparse.cholmod, qdldl" || \
 		{ echo "error: the CHOLMOD / QDLDL peers did not install (see above)"; exit 1; }
 	$(BIN)/python -c "import pinocchio, mujoco" || \
@@ -29,11 +30,16 @@ figures: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# The documentation site (docs/): API reference, user guide, architecture, example gallery (the
+# gallery's scripts run during the build). Warnings are errors. Output: docs/_build/html.
+docs: $(STAMP)
+	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
 clean: clean-cache
-	rm -rf $(VENV) paper_figures/out .pytest_cache .hypothesis
+	rm -rf $(VENV) paper_figures/out .pytest_cache .hypothesis docs/_build docs/auto_examples docs/generated
 
 # numba's on-disk cache is keyed on each kernel's own source file: after editing
 # graphsolve/kernels/compiled.py, blocks.py, simd.py or supernodal.py, kernels in other files that call them would

@@ -7,8 +7,9 @@ solved for ``[v̇; −λ]`` of ``[[M, Jᵀ], [J, 0]] [v̇; −λ] = [F; −c]`` 
 (a) ``baraff``: :class:`graphsolve.ConstraintSystem` -- refactor ``H`` of the primary tree,
     ``3k`` primary solves for the auxiliary coefficient matrix, dense ``3k × 3k`` solve, final
     solve (Baraff 1996, §8.2); the split and the analysis of ``H`` are done once, untimed;
-(b) ``graphsolve-brudigam`` / (c) ``graphsolve-amd``: graphsolve LDLᵀ of the full KKT matrix
-    on the body/constraint graph (with cycles), analysis once, refactor + solve timed;
+(b) ``graphsolve-brudigam``: graphsolve LDLᵀ of the full KKT matrix on the body/constraint
+    graph (with cycles) in the Brüdigam ordering, analysis once, refactor + solve timed;
+(c) ``graphsolve-amd``: the same with the AMD ordering;
 (d) ``cholmod-simplicial``: CHOLMOD simplicial LDLᵀ (analyze once; ``cholesky_inplace`` +
     solve timed); it does not pivot, so a zero pivot of the indefinite matrix is a recorded
     failure;
@@ -29,7 +30,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import graphsolve as gs
-from graphsolve.constraints import ConstraintSystem
+from graphsolve import ConstraintSystem
 from graphsolve.mechanisms import random_mechanism
 
 from .runner import time_call

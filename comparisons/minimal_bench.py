@@ -61,7 +61,7 @@ def fig3_timings(dofs=(2, 5, 10, 20, 50, 100), *, steps: int = 1000, dt: float =
     -------
     list of dict
         One row per (dof, solver): ``dof, solver, seconds, per_step_us, mean_iterations,
-        max_iterations, energy_error`` (max |E - E_0|).
+        max_iterations, energy_error`` (max ``|E - E_0|``).
     """
     rows = []
     warm = Model(box_chain(2))

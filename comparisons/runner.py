@@ -117,7 +117,7 @@ def _loop_gflops(loop, shape, reps: int, repeats: int) -> float:
 def _simd_gemm_kernel():
     from numba import njit
 
-    from graphsolve.kernels.simd import mm6_sub
+    from graphsolve.lowlevel import mm6_sub
 
     @njit(cache=True, error_model="numpy")
     def simd_loop(A, B, C, reps):
@@ -131,7 +131,7 @@ def _simd_gemm_kernel():
 
 def simd_gemm_gflops(nblocks: int = 2000, reps: int = 20, repeats: int = 5) -> float:
     """GFLOP/s of the vectorized 6×6 block product of the kernels
-    (:func:`graphsolve.kernels.simd.mm6_sub`) in the same loop as
+    (:func:`graphsolve.lowlevel.mm6_sub`) in the same loop as
     :func:`gemm_reference_gflops`: the ceiling once the block kernels use vector registers."""
     return _loop_gflops(_simd_gemm_kernel(), (nblocks * 36,), reps, repeats)
 

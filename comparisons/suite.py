@@ -7,10 +7,8 @@
 * ``full``: the corrected benchmark at the sizes of the performance targets (path / random tree /
   ladder and their networkx twins up to 2000 nodes, net and ``nx-grid2d`` up to 30×30, crystal
   and ``nx-grid3d`` up to 8³): true grids, the same well-conditioned matrix for every solver,
-  residuals checked.
-
-Both time graphsolve's default ordering (``graphsolve-auto-compiled``, when graphsolve has
-``"auto"``) first, then the Brüdigam and AMD orderings.
+  residuals checked. Both time graphsolve's default ordering (``graphsolve-auto-compiled``, when
+  graphsolve has ``"auto"``) first, then the Brüdigam and AMD orderings.
 * ``paper``: Brüdigam et al. (2023) Fig. 9 b-d as the original ran it (see
   :mod:`comparisons.paper`): its graphs and numbering, i.i.d. normal blocks including the fill
   blocks, the dense baseline on a separate random matrix (``dense-lapack-lu-separate``), and,

@@ -10,6 +10,8 @@ Two levels of API::
     an = gs.analyze(A.graph); F = gs.factorize(A, analysis=an); F.refactor(A2); F.solve(b)
 """
 
+from importlib import metadata as _metadata
+
 from . import dense, generators
 from .batch import BatchFactorization, factorize_batch
 from .constraints import ConstraintSolution, ConstraintSystem, InfeasibleConstraintsError
@@ -27,7 +29,11 @@ from .factor import Factorization, allocate, factorize, factorized, solve
 from .matrix import BlockMatrix, random_block_matrix
 from .ordering import ORDERINGS, Analysis, analyze
 
-__version__ = "0.1.0"
+# The version is written once, in pyproject.toml; the installed package's metadata carries it.
+try:
+    __version__ = _metadata.version("graphsolve")
+except _metadata.PackageNotFoundError:  # pragma: no cover - a source tree never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "Analysis",

@@ -109,7 +109,7 @@ def _prufer_edges(n: int, rng: np.random.Generator) -> list[tuple[int, int]]:
 
 
 def path(n: int) -> nx.Graph:
-    """Path graph ``0 - 1 - ... - (n-1)``.
+    """Path graph ``0 - 1 - … - (n-1)``.
 
     Parameters
     ----------
@@ -141,7 +141,7 @@ def path(n: int) -> nx.Graph:
 
 
 def star(n: int) -> nx.Graph:
-    """Star graph: hub ``0`` joined to every leaf ``1 .. n-1``.
+    """Star graph: hub ``0`` joined to every leaf ``1, …, n-1``.
 
     Parameters
     ----------
