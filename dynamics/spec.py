@@ -20,7 +20,11 @@ Conventions
   axis rotated into the parent frame, ``Q(q_off) axis`` (a prismatic displacement ``d`` puts
   the child's joint point at ``parent_point + d Q(q_off) axis``). The rotational ones are the
   angle about ``axis`` for one rotational degree of freedom and the rotation vector of the
-  relative rotation (joint frame) for three.
+  relative rotation (joint frame) for three. The rates (``initial_velocities``, the
+  simulations' joint velocities) are the time derivatives of the translational coordinates,
+  then the angle rate for one rotational degree of freedom and, for three, the child's angular
+  velocity relative to the parent expressed in the *child* frame (Pinocchio's ``v`` of a
+  spherical joint or free flyer), not the derivative of the rotation vector.
 
 Joint types follow Table B.2 of Brüdigam et al. (2023): for each type the translational and
 rotational constraint selections ``D_T``, ``D_R`` are one of ``"none"`` (0 rows), ``"plane"``

@@ -14,9 +14,23 @@ for every body ``b`` and joint ``j``, with ``ω̄ₛ(ω) = sqrt(4/Δt² - ωᵀ�
 between a joint and its two bodies: it is factored by graphsolve's LDU (2023 Alg. 1-4) on the
 mechanism graph, analysed once and numerically refactored each iteration (eq. 31-33).
 
-Damper forces couple the two bodies of a joint, which are not neighbours in the graph; their
-Jacobian is kept on the body diagonal only (the solution is unchanged, convergence with strong
-damping becomes linear instead of quadratic).
+Joint springs and dampers in the Newton matrix (exact). With ``R = R(z₁)`` the rate map of a
+joint (:func:`.joints.rate_map`, evaluated once per step at ``z₁``, which the update rules fix
+before Newton starts), its applied wrench on ``[a; b]`` is ``W = Rᵀ u`` with
+``u = -k (c(z₁) - c₀) - d R ż₁`` (springs as the gradient of their potential at ``z₁``, the
+2023 paper's potential forces of §2/§3.1; dampers as non-conservative wrenches, §2, taken at
+the unknown ``ż₁``). Hence
+
+    ∂W/∂ż₁ = -d Rᵀ R   (12×12, both bodies of the joint),    ∂W/∂ż₁|spring = 0,
+
+and the body rows ``d_b = … - diag(1, 2) W`` get ``+diag(1, 2) d Rᵀ R``: the 6×6 diagonal blocks
+of ``a`` and ``b`` and the off-diagonal blocks ``(a, b)``, ``(b, a)``. The latter couple two
+bodies that are not otherwise neighbours, so a damped joint between two bodies adds the graph
+edge ``a - b`` (the "additional off-diagonal entries" of dampers, 2023 §4.2, Fig. 6: each
+damped joint closes a three-node cycle body-joint-body, eliminated with the cyclic LDU of
+Alg. 3-4 with fill-in only inside that cycle). Both blocks are constant during a step, written
+into the matrix by :meth:`StepSystem.begin`. With them the Newton matrix is the exact
+derivative of the residual and the iteration converges quadratically with any damping.
 """
 from __future__ import annotations
 
@@ -45,7 +59,7 @@ _ROT_SCALE = np.array([1.0, 1.0, 1.0, 2.0, 2.0, 2.0])
 
 
 class NewtonError(RuntimeError):
-    """The step's Newton iteration failed (no convergence, or |ω| ≥ 2/Δt)."""
+    """The step's Newton iteration failed (no convergence, or ``|ω| ≥ 2/Δt``)."""
 
 
 def omega_scalar(w: np.ndarray, dt: float) -> np.ndarray:
@@ -109,6 +123,11 @@ class StepSystem:
             for e in (js.parent[k], js.child[k]):
                 if e >= 0:
                     G.add_edge(int(e), n)
+        # damped joints between two bodies: the damper's body-body coupling blocks (exact)
+        self._damped_pairs = np.flatnonzero((js.damper > 0) & (js.parent >= 0)
+                                            & (js.parent != js.child))
+        for k in self._damped_pairs:
+            G.add_edge(int(js.parent[k]), int(js.child[k]))
         for grp in self.contacts:
             G.add_edges_from(zip(grp.body.tolist(), grp.nodes.tolist(), strict=True))
             G.add_edges_from((int(b), int(c)) for b, c in zip(grp.other, grp.nodes, strict=True)
@@ -140,6 +159,7 @@ class StepSystem:
         self.offsets = self.matrix.offsets
         self.N = int(self.offsets[-1])
         self._build_scatter(node)
+        self._coupling = np.zeros((len(self._damped_pairs), 2, 36))
 
     # ------------------------------------------------------------------ index maps
     def _build_scatter(self, node):
@@ -173,6 +193,14 @@ class StepSystem:
                 if e >= 0:
                     self._ptr_bj[end, k] = A.edge_ptr[A.edge_index(int(e), jn)]
                     self._ptr_jb[end, k] = A.edge_ptr[A.edge_index(jn, int(e))]
+        # damper coupling: flat buffer index of every entry of the (a, b) and (b, a) blocks
+        # of each damped joint (row-major 6×6); joints sharing a body pair share entries
+        pairs = self._damped_pairs
+        self._coupling_dst = np.zeros((len(pairs), 2, 36), dtype=np.int64)
+        for i, k in enumerate(pairs):
+            a, b = int(js.parent[k]), int(js.child[k])
+            self._coupling_dst[i, 0] = A.edge_ptr[A.edge_index(a, b)] + np.arange(36)
+            self._coupling_dst[i, 1] = A.edge_ptr[A.edge_index(b, a)] + np.arange(36)
         rows = [self.offsets[node[int(k)]] + np.arange(js.n_constraints[k])
                 for k in self.constrained]
         self._lambda_rows = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
@@ -262,11 +290,27 @@ class StepSystem:
                     self.damping = js.damper[:, None, None] * np.einsum("nki,nkj->nij", RM, RM)
         self.external = wrench
         self._diag_const = np.zeros((nb, 6, 6))
+        self._coupling = np.zeros((len(self._damped_pairs), 2, 36))
         if self.damping is not None:
+            # ∂(-diag(1,2) W_damper)/∂ż₁ = diag(1,2) d RᵀR (module docstring): body diagonals
+            # and, for a joint between two bodies, the (a, b) and (b, a) blocks
             K = self.damping * np.tile(_ROT_SCALE, 2)[None, :, None]
             has = js.parent >= 0
             np.add.at(self._diag_const, js.parent[has], K[has, :6, :6])
             np.add.at(self._diag_const, js.child, K[:, 6:, 6:])
+            pairs = self._damped_pairs
+            self._coupling[:, 0] = K[pairs, :6, 6:].reshape(-1, 36)
+            self._coupling[:, 1] = K[pairs, 6:, :6].reshape(-1, 36)
+        self._write_coupling(self.matrix)
+
+    def _write_coupling(self, A) -> None:
+        """The damper blocks between the two bodies of every damped joint into ``A`` (constant
+        during a step; zero in a projection step). No kernel writes these entries, so the
+        fused compiled Newton iteration keeps them from :meth:`begin`."""
+        if not len(self._damped_pairs):
+            return
+        A.data[self._coupling_dst.ravel()] = 0.0
+        np.add.at(A.data, self._coupling_dst.ravel(), self._coupling.ravel())
 
     def _add_joint_wrench(self, wrench, w12):
         js = self.model.joints
@@ -362,7 +406,7 @@ class StepSystem:
         return self.x1 + self.dt * v1, quaternion_update(self.q1, w1, self.dt)
 
     def residual(self, s: np.ndarray) -> np.ndarray:
-        """``f(s)`` of eq. (30a) in the graph's row layout; NaN if some |ω| >= 2/Δt."""
+        """``f(s)`` of eq. (30a) in the graph's row layout; NaN if some ``|ω| >= 2/Δt``."""
         if self.kernels == "reference":
             return self.residual_reference(s)
         m, js = self.model, self.model.joints
@@ -385,6 +429,7 @@ class StepSystem:
                         self.projection, self._diag_const, self.G, js.parent, js.child, js.p_a,
                         js.p_b, js.q_off, js.select, js.n_constraints, self._ptr_bj,
                         self._ptr_jb)
+        self._write_coupling(self.matrix)
         if self.contacts:
             self._contact_jacobian_compiled(s, self.matrix)
         return self.matrix
@@ -454,6 +499,7 @@ class StepSystem:
             blocks[2 + e, :, :, :3] = dt * (js.select @ dx)
             blocks[2 + e, :, :, 3:] = js.select @ dq @ dq2
         A.data[self._dst] = blocks.ravel()[self._src]
+        self._write_coupling(A)
         self._contact_jacobian(s, w1, x2, q2, A)
         return A
 
@@ -522,6 +568,8 @@ class StepSystem:
             self._gravity_wrench[:, :3] = m.mass[:, None] * m.gravity
             self._diag_const = np.zeros((m.n_bodies, 6, 6))
             self.G = np.empty((2, len(js), 6, 6))
+            self._coupling[:] = 0.0       # gravity only: no damper blocks
+            self._write_coupling(self.matrix)
         history = np.zeros(max_iter + 1)
         code, it, pos = step_kernel(
             x, q, v, w, lam, *previous, extrapolate, s, tol, max_iter, history, self._handle,

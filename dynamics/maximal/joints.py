@@ -185,9 +185,15 @@ def rate_map(js: JointSet, xa, qa, xb, qb) -> np.ndarray:
     """Jacobian of the joint-coordinate rates w.r.t. ``[v_a, ω_a, v_b, ω_b]``; (n, 6, 12).
 
     Rows ``0..dof-1`` (rest zero): ``Cᵀ [ġ_T; ω_rel]`` with ``ω_rel`` the child's angular
-    velocity relative to the parent in the joint frame and angular velocities in body frames.
-    By virtual work the same matrix transposed maps joint forces/torques ``u`` to body wrenches
-    ``[f (world); τ (body frame)]`` - the actuator wrenches of eq. (1).
+    velocity relative to the parent and angular velocities in body frames. ``ω_rel`` is
+    expressed in the joint frame for one rotational DOF (there ``axisᵀ ω_rel`` is the angle
+    rate, the same in the child frame, which the relative rotation about the axis leaves
+    fixed) and in the child frame, ``ω_b - Q_bᵀ Q_a ω_a``, for three (spherical, floating,
+    ``*_free`` joints): Pinocchio's convention (``v`` of ``JointModelSpherical`` /
+    ``FreeFlyer`` is the local angular velocity), which :mod:`dynamics.minimal` and the peer
+    simulators use for the spec's rotational rates as well. By virtual work the same matrix
+    transposed maps joint forces/torques ``u`` to body wrenches ``[f (world); τ (body frame)]``
+    - the actuator wrenches of eq. (1) (a 3-DOF joint torque is thus in the child frame).
     """
     Qa = quat.rotation_matrix(qa)
     Qb = quat.rotation_matrix(qb)
@@ -201,6 +207,10 @@ def rate_map(js: JointSet, xa, qa, xb, qb) -> np.ndarray:
     M[..., :3, 9:12] = -QaT @ Qb @ quat.skew(js.p_b)
     M[..., 3:, 3:6] = -Qoff_T
     M[..., 3:, 9:12] = Qoff_T @ QaT @ Qb
+    three = js.rotational_dof == 3                  # ω_rel in the child frame
+    if np.any(three):
+        M[..., three, 3:, 3:6] = -(np.swapaxes(Qb, -1, -2) @ Qa)[..., three, :, :]
+        M[..., three, 3:, 9:12] = np.eye(3)
     return js.free @ M
 
 

@@ -168,8 +168,9 @@ class MaximalModel:
             x[b] = xa + quat.rotate(qa, js.p_a[k] + trans) - quat.rotate(q[b], js.p_b[k])
             Qa, Qb = quat.rotation_matrix(qa), quat.rotation_matrix(q[b])
             rate = C @ vel[:d]
-            w_rel = quat.rotate(js.q_off[k], rate[3:])          # parent frame
-            w[b] = Qb.T @ Qa @ (wa + w_rel)
+            # relative angular velocity in the child frame (joints.rate_map): for one
+            # rotational DOF ``axis θ̇`` is the same in the joint and the child frame
+            w[b] = Qb.T @ Qa @ wa + rate[3:]
             lever = Qa.T @ (x[b] + Qb @ js.p_b[k] - xa)
             v[b] = va + Qb @ np.cross(js.p_b[k], w[b]) + Qa @ (rate[:3] + np.cross(wa, lever))
             known[b] = True

@@ -107,7 +107,10 @@ def test_scaled_pendulum_half_swing():
 
 
 def test_spherical_chain_conserves_angular_momentum_about_gravity():
-    spec = models.pendulum(3, "spherical").with_initial(velocities={"joint1": [0.0, 0.0, 2.0]})
+    # spin 2 rad/s about the vertical: the rate of a 3-DOF rotation is the relative angular
+    # velocity in the child frame, here rotated by π/4 about x
+    spec = models.pendulum(3, "spherical").with_initial(
+        velocities={"joint1": 2.0 * np.array([0.0, np.sin(np.pi / 4), np.cos(np.pi / 4)])})
     sim = Simulation(spec, dt=0.01)
     traj = sim.run(2000, progress=False)
     m, J = sim.model.mass, sim.model.inertia
