@@ -77,16 +77,39 @@ class BlockMatrix:
     """
 
     def __init__(self, graph: nx.Graph, block_sizes: np.ndarray, data: np.ndarray | None = None):
+        self._init_layout(graph, block_sizes, data)
+        self._graph = graph
+        graph.graph["zero_diagonal"] = self._zero_at_build = self._zero_diagonal()
+
+    @classmethod
+    def _on_copy_of(cls, graph: nx.Graph, block_sizes: np.ndarray) -> BlockMatrix:
+        """A zero matrix on ``graph`` whose :attr:`graph` is a copy of it made on first access
+        (copying a networkx graph of 10⁶ nodes takes seconds, and analysis and factorization
+        never need it). Call :meth:`_built` once the values are written."""
+        A = object.__new__(cls)
+        A._init_layout(graph, block_sizes, None)
+        A._graph = None
+        A._graph_source = graph
+        return A
+
+    def _built(self) -> BlockMatrix:
+        """Record the zero diagonal blocks of the finished matrix (graph attribute
+        ``"zero_diagonal"``)."""
+        self._zero_at_build = self._zero_diagonal()
+        if self._graph is not None:
+            self._graph.graph["zero_diagonal"] = self._zero_at_build
+        return self
+
+    def _init_layout(self, graph: nx.Graph, block_sizes, data) -> None:
         n = check_graph(graph)
         sizes = np.array(block_sizes, dtype=np.int64)   # a copy: the layout becomes read-only
         if sizes.shape != (n,):
             raise ShapeError(f"{sizes.size} block sizes for a graph of {n} nodes")
-        edges = np.array(graph.edges, dtype=np.int64).reshape(-1, 2)
+        edges = np.fromiter((v for e in graph.edges for v in e), dtype=np.int64,
+                            count=2 * graph.number_of_edges()).reshape(-1, 2)
         directed = np.concatenate([edges, edges[:, ::-1]])
         directed = directed[np.lexsort((directed[:, 1], directed[:, 0]))]
         self._set_layout(sizes, directed, data)
-        self._graph = graph
-        graph.graph["zero_diagonal"] = self._zero_at_build = self._zero_diagonal()
 
     def _set_layout(self, sizes: np.ndarray, directed: np.ndarray,
                     data: np.ndarray | None) -> None:
@@ -134,10 +157,14 @@ class BlockMatrix:
         """The block graph as a :class:`networkx.Graph` (built on first access for matrices
         made by :meth:`from_scipy` without a graph)."""
         if self._graph is None:
-            G = nx.Graph()
-            G.add_nodes_from(range(self.n_nodes))
-            und = self.edges[self.edges[:, 0] < self.edges[:, 1]]
-            G.add_edges_from(und.tolist())
+            source = getattr(self, "_graph_source", None)
+            if source is not None:                  # random_block_matrix / from_blocks
+                G = source.copy()
+            else:
+                G = nx.Graph()
+                G.add_nodes_from(range(self.n_nodes))
+                und = self.edges[self.edges[:, 0] < self.edges[:, 1]]
+                G.add_edges_from(und.tolist())
             G.graph["zero_diagonal"] = self._zero_at_build
             self._graph = G
         return self._graph
@@ -308,7 +335,7 @@ class BlockMatrix:
         keys = [(i, j) for i, j in given]
         blocks = [np.asarray(b, dtype=float) for b in given.values()]
         rows, cols = _node_ids([i for i, _ in keys], n), _node_ids([j for _, j in keys], n)
-        A = cls(graph.copy(), sizes)
+        A = cls._on_copy_of(graph, sizes)
         target = rows * n + cols
         k = np.searchsorted(A._edge_keys, target)            # directed edge index of each key
         found = k < A._edge_keys.size
@@ -340,8 +367,7 @@ class BlockMatrix:
             alone = ~have[rev[k[pos]]]               # (j, i) not given: the transpose
             _put_blocks(A.data, A.edge_ptr[rev[k[pos[alone]]]],
                         stack_ij[alone].transpose(0, 2, 1))
-        A.graph.graph["zero_diagonal"] = A._zero_at_build = A._zero_diagonal()
-        return A
+        return A._built()
 
     # ------------------------------------------------------------------ access
     @property
@@ -595,6 +621,11 @@ def random_block_matrix(G: nx.Graph, kind: str = "spd", block_size: int = 6, see
 
     Notes
     -----
+    ``A.graph`` is a copy of ``G`` (node attributes included) made on its first access, not
+    up front: copying a networkx graph of 10⁶ nodes takes seconds that analysis and
+    factorization never need. Do not modify ``G`` before reading ``A.graph`` if you need the
+    two to differ.
+
     No Python loop per block: blocks of one shape are drawn as one ``(count, s_i, s_j)`` stack,
     their spectral norms computed batched (``numpy.linalg.eigvalsh`` of the Gram matrices), the
     row and column sums accumulated with ``numpy.bincount``, and the stacks written straight
@@ -613,7 +644,7 @@ def random_block_matrix(G: nx.Graph, kind: str = "spd", block_size: int = 6, see
         raise ValueError(f'unknown kind {kind!r}; expected "spd", "kkt" or "unsymmetric"')
     constraint = _kkt_constraints(G, n) if kind == "kkt" else None
     rng = np.random.default_rng(seed)
-    A = BlockMatrix(G.copy(), sizes)
+    A = BlockMatrix._on_copy_of(G, sizes)
     edges = A.edges
     rev = A._transpose_edges()
     upper = np.flatnonzero(edges[:, 0] < edges[:, 1])   # every graph edge once, (i, j) order
@@ -645,8 +676,7 @@ def random_block_matrix(G: nx.Graph, kind: str = "spd", block_size: int = 6, see
             shift = np.maximum(row_sum[nodes], col_sum[nodes]) + _spectral_norms(R) + 1.0
             R[:, np.arange(s), np.arange(s)] += shift[:, None]     # R + shift I
             _put_blocks(A.data, A.diag_ptr[nodes], R)
-    A.graph.graph["zero_diagonal"] = A._zero_at_build = A._zero_diagonal()
-    return A
+    return A._built()
 
 
 def _kkt_constraints(G: nx.Graph, n: int) -> np.ndarray:

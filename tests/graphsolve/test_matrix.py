@@ -1014,3 +1014,18 @@ def test_infer_block_sizes_scalar_matrix_and_graph_sizes():
     np.testing.assert_allclose(B.to_dense() @ x, np.ones(8))
     with pytest.raises(gs.GraphSolveError, match="takes no block_sizes"):
         gs.factorized(B, [2, 2, 2, 2])
+
+
+def test_random_block_matrix_and_from_blocks_copy_the_graph_on_first_access():
+    G = gen.constraint_graph(gen.ladder(4), body_size=3, constraint_size=2)
+    A = gs.random_block_matrix(G, "kkt", seed=0)
+    assert A._graph is None                       # no copy made yet
+    H = A.graph
+    assert H is not G and H is A.graph
+    assert edge_set(H) == edge_set(G)
+    assert dict(H.nodes(data=True)) == {v: {**d} for v, d in G.nodes(data=True)}
+    zero = tuple(v for v in range(A.n_nodes) if G.nodes[v]["role"] == "constraint")
+    assert tuple(H.graph["zero_diagonal"]) == zero
+    B = gs.BlockMatrix.from_blocks(gen.path(3), np.stack([np.eye(2)] * 3))
+    assert B._graph is None and edge_set(B.graph) == edge_set(gen.path(3))
+    assert B.graph.graph["zero_diagonal"] == ()
