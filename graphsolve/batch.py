@@ -231,7 +231,7 @@ def _numba_threads(workers: int | None):
     import numba
 
     before = numba.get_num_threads()
-    numba.set_num_threads(min(workers, numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(min(workers, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
     try:
         yield
     finally:

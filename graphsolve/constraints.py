@@ -35,7 +35,7 @@ from .errors import GraphError, GraphSolveError, NonFiniteError, ShapeError, Sin
 from .factor import Factorization, factorize
 from .lcp import AuxiliaryFactor, DependentRowsError, InfeasibleLCPError
 from .matrix import BlockMatrix
-from .ordering import analyze
+from .ordering import Analysis, analyze
 
 __all__ = ["ConstraintSystem", "Constraint", "ConstraintSolution", "ConstraintOps",
            "InfeasibleConstraintsError"]
@@ -145,7 +145,7 @@ class _Symbolic:
     primary: tuple
     auxiliary: tuple
     H: BlockMatrix
-    analysis: object
+    analysis: Analysis
     c_primary: np.ndarray
     Ja: sp.csr_array
     Ka: sp.csr_array
@@ -319,7 +319,7 @@ class ConstraintSystem:
         if len(arrays) != len(bodies):
             raise ShapeError(f"constraint {idx}: {len(arrays)} {what} blocks for "
                              f"{len(bodies)} bodies {bodies}")
-        out = []
+        out: list[np.ndarray] = []
         for b, a in zip(bodies, arrays, strict=True):
             a = np.atleast_2d(np.array(a, dtype=float))     # a private, read-only copy
             if a.ndim != 2 or a.shape[1] != self.body_sizes[b] or a.shape[0] == 0 or (
@@ -432,9 +432,9 @@ class ConstraintSystem:
         r, cc = cat(rows).astype(np.int64), cat(cols).astype(np.int64)
         J = sp.csr_array((cat(jv), (r, cc)), shape=(ptr[-1], nv))
         K = sp.csr_array((cat(kv), (cc, r)), shape=(nv, ptr[-1]))
-        ptr = np.asarray(ptr, dtype=np.int64)
-        ptr.flags.writeable = False
-        return J, K, ptr
+        row_ptr = np.asarray(ptr, dtype=np.int64)
+        row_ptr.flags.writeable = False
+        return J, K, row_ptr
 
     # ------------------------------------------------------------------ numeric phase
     def factor(self, method: str = "auto") -> ConstraintSystem:
@@ -565,10 +565,12 @@ class ConstraintSystem:
             self.factor(method or "auto")
         f = self._forces(f_ext)
         nv = f.size
+        assert sym.F is not None                  # factored above
         x = sym.F.solve(np.concatenate([f, -sym.c_primary]))          # step 2
         solves, pivots = 1, 0
         mu = np.zeros(0)
         if sym.aux_rows:
+            assert sym.aux is not None            # made with the auxiliary rows
             q = sym.Ja @ x[:nv] + sym.ca
             try:
                 mu, pivots = sym.aux.solve(q)                            # step 4

@@ -49,7 +49,7 @@ _PIVOT_TOL_FACTOR = 10.0
 def _as_square_matrix(A: ArrayLike, name: str = "A") -> NDArray:
     """Return a finite, square, floating-point *copy* of ``A`` (sparse input is densified)."""
     if scipy.sparse.issparse(A):
-        arr = A.toarray()
+        arr = A.toarray()  # type: ignore[union-attr]
     else:
         arr = np.asarray(A)
     if arr.dtype.kind not in "biufc":

@@ -61,11 +61,15 @@ class SingularBlockError(GraphSolveError, np.linalg.LinAlgError):
     ----------
     node : int
         The graph node whose pivot block failed.
+    constraint : int or None
+        Set by :class:`~graphsolve.ConstraintSystem`: the constraint that made the pivot
+        singular (None for a body's pivot or outside constraint systems).
     """
 
     def __init__(self, message: str, node: int | None = None):
         super().__init__(message)
         self.node = node
+        self.constraint: int | None = None
 
 
 class GraphSolveWarning(UserWarning):

@@ -267,7 +267,7 @@ class Factorization:
         if sp.issparse(b):                  # like spsolve: a sparse b gives a sparse x
             if b.shape[0] != N:
                 raise ShapeError(f"b has shape {b.shape}; expected ({N},) or ({N}, k)")
-            return type(b)(self.solve(b.toarray(), system, trans))
+            return type(b)(self.solve(b.toarray(), system, trans))  # type: ignore[attr-defined]
         b = np.asarray(b)
         _check_dtype(b.dtype, "b")
         if b.ndim not in (1, 2) or b.shape[0] != N:
@@ -617,8 +617,8 @@ class GatherMap:
         self.lsrc[e[lower]] = self.src[lower]
         self.usrc[e[~lower]] = self.src[~lower]
         self.transpose = A.transpose_index() if transpose else None
-        self._elements = None
-        self._diag_index = None
+        self._elements: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._diag_index: np.ndarray | None = None
         self._d_ptr, self._diag_ptr = an.d_ptr, A.diag_ptr
         self._diag_len = (A.block_sizes * A.block_sizes).astype(np.int64)
 
@@ -628,8 +628,9 @@ class GatherMap:
         if self._diag_index is None:
             k = np.arange(self.n_diag)
             dst = np.repeat(self._d_ptr[:-1] - self._diag_ptr[:-1], self._diag_len) + k
-            self._diag_index = np.empty(self.n_diag, np.int64)
-            self._diag_index[dst] = k
+            index = np.empty(self.n_diag, np.int64)
+            index[dst] = k
+            self._diag_index = index
         return self._diag_index
 
     @property
@@ -680,7 +681,7 @@ def _asymmetry_message(A: BlockMatrix, t: np.ndarray) -> str:
     k = int(np.argmax(diff))
     if k < A.diag_ptr[-1]:
         i = int(np.searchsorted(A.diag_ptr, k, side="right") - 1)
-        blk = (i, i)
+        blk: tuple[int, ...] = (i, i)
     else:
         e = int(np.searchsorted(A.edge_ptr, k, side="right") - 1)
         blk = tuple(int(v) for v in A.edges[e])

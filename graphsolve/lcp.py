@@ -225,7 +225,7 @@ def _polish(M: np.ndarray, q: np.ndarray, z: np.ndarray, active: np.ndarray, piv
         except np.linalg.LinAlgError:
             pass
     s = max(float(np.abs(q).max()), float(np.abs(M).max() * np.abs(best).max()), 1e-300)
-    zs = max(float(np.abs(best).max()), 1e-300)
+    zs = max(float(np.abs(best).max()), 1e-300)  # type: ignore[arg-type]
     if (best.min() < -_CHECK_RTOL * zs or w.min() < -_CHECK_RTOL * s
             or np.max(np.abs(best * w)) > _CHECK_RTOL * s * zs):
         raise LCPError(f"Lemke's result fails the complementarity check (violation {bad:.3g})")

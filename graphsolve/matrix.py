@@ -76,6 +76,8 @@ class BlockMatrix:
     True
     """
 
+    _graph_source: nx.Graph | None = None     # see _on_copy_of
+
     def __init__(self, graph: nx.Graph, block_sizes: np.ndarray, data: np.ndarray | None = None):
         self._init_layout(graph, block_sizes, data)
         self._graph = graph
@@ -157,7 +159,7 @@ class BlockMatrix:
         """The block graph as a :class:`networkx.Graph` (built on first access for matrices
         made by :meth:`from_scipy` without a graph)."""
         if self._graph is None:
-            source = getattr(self, "_graph_source", None)
+            source = self._graph_source
             if source is not None:                  # random_block_matrix / from_blocks
                 G = source.copy()
             else:
@@ -216,12 +218,13 @@ class BlockMatrix:
         if block_sizes is None:
             given = None if graph is None else [d.get("size") for _, d in
                                                 sorted(graph.nodes(data=True))]
-            block_sizes = given if given and None not in given else infer_block_sizes(S)
+            block_sizes = (given if given and None not in given
+                           else infer_block_sizes(S).tolist())
         raw = np.atleast_1d(np.asarray(block_sizes))
         if raw.ndim != 1 or raw.size == 0 or raw.dtype == bool or not np.issubdtype(
                 raw.dtype, np.number) or np.any(raw != np.round(raw)) or np.any(raw < 1):
             raise ShapeError(f"block sizes must be positive integers, got {block_sizes!r}")
-        if np.isscalar(block_sizes):
+        if isinstance(block_sizes, (int, np.integer)):
             b = int(block_sizes)
             if N % b:
                 raise ShapeError(f"block size {block_sizes} does not divide N = {N}")
@@ -484,7 +487,7 @@ class BlockMatrix:
             k = int(bad[0])
             if k < self.diag_ptr[-1]:
                 i = int(np.searchsorted(self.diag_ptr, k, side="right") - 1)
-                blk = (i, i)
+                blk: tuple[int, ...] = (i, i)
             else:
                 e = int(np.searchsorted(self.edge_ptr, k, side="right") - 1)
                 blk = tuple(int(v) for v in self.edges[e])
@@ -642,13 +645,13 @@ def random_block_matrix(G: nx.Graph, kind: str = "spd", block_size: int = 6, see
     sizes = _resolve_block_sizes(G, n, block_size)
     if kind not in ("spd", "kkt", "unsymmetric"):
         raise ValueError(f'unknown kind {kind!r}; expected "spd", "kkt" or "unsymmetric"')
-    constraint = _kkt_constraints(G, n) if kind == "kkt" else None
     rng = np.random.default_rng(seed)
     A = BlockMatrix._on_copy_of(G, sizes)
     edges = A.edges
     rev = A._transpose_edges()
     upper = np.flatnonzero(edges[:, 0] < edges[:, 1])   # every graph edge once, (i, j) order
     if kind == "kkt":
+        constraint = _kkt_constraints(G, n)
         same = constraint[edges[upper, 0]] == constraint[edges[upper, 1]]
         if np.any(same):
             i, j = (int(v) for v in edges[upper[np.argmax(same)]])

@@ -354,12 +354,15 @@ class Analysis:
         flops), amd (9 pairs, 90 flops)
         """
         cols = [self._summary_column()]
-        abandoned = []
+        abandoned: list[str] = []
         if compare:
             for o in ORDERINGS:
                 if o not in (self.ordering, "auto"):
                     col = self._compared(o)
-                    (cols if isinstance(col, dict) else abandoned).append(col)
+                    if isinstance(col, dict):
+                        cols.append(col)
+                    else:
+                        abandoned.append(col)
         values = [[str(c[name]) for c in cols] for name in cols[0]]
         width = max(12, *(len(v) + 2 for row in values for v in row))
         lines = [f"{name:<14}" + "".join(f"{v:>{width}}" for v in row)
@@ -747,7 +750,7 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "auto", root: int | None = N
         n = A.n_nodes
     else:
         G = G_or_A
-        edges = directed = None
+        edges = directed = None  # type: ignore[assignment]
         n = check_graph(G)
     if G is None:                                  # a BlockMatrix's own layout, checked
         sizes = np.array(block_sizes, dtype=np.int64)

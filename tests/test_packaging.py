@@ -54,6 +54,7 @@ def test_wheel_builds_installs_and_imports_in_a_clean_venv(tmp_path):
     for package in PACKAGES:
         assert f"{package}/__init__.py" in names
     assert f"graphsolve-{version}.dist-info/licenses/LICENSE" in names
+    assert "graphsolve/py.typed" in names                 # PEP 561: our annotations are read
     assert not [n for n in names if n.endswith((".nbi", ".nbc", ".pyc"))]
     with tarfile.open(sdist) as tf:
         members = {Path(m).name for m in tf.getnames()}

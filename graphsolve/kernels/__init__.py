@@ -15,7 +15,7 @@ from .protocol import Backend, Status, check_backend
 try:  # numba is a runtime dependency; keep the reference path usable without it
     from . import compiled
 except ImportError:  # pragma: no cover
-    compiled = None
+    compiled = None  # type: ignore[assignment]
 
 #: The backend registry: name -> module or object implementing the protocol.
 KERNELS = {"reference": reference}

@@ -99,7 +99,7 @@ def factor(an, D, Dlu, piv, L, U, symmetric: bool, work=None, rtol: float = PIVO
                 Uinv = sla.lu_solve(lu_c, S, check_finite=False)          # D⁻¹ S
                 Di -= T @ Uinv
                 T[...] = sla.lu_solve(lu_c, T.T, trans=1, check_finite=False).T
-                S[...] = Uinv
+                S[...] = Uinv  # type: ignore[index]
             counts["scalings"] += 1
         if symmetric:
             Di[...] = 0.5 * (Di + Di.T)
