@@ -4,12 +4,16 @@ maximal-coordinate interior-point integrator beside MuJoCo (default soft contact
 Both simulators run in this process; times are wall-clock (``time.perf_counter``) of the whole
 stepping loop (``Simulation.run``: every interior-point iteration, the trajectory bookkeeping
 included; MuJoCo: ``mj_step`` plus reading the heights), the best of ``repeats`` runs after an
-untimed warm-up step. :func:`scaling_summary` gives the log-log slopes (1 = linear time), the
+untimed warm-up step, with the garbage collector off. Beside ``Simulation.run`` the sphere chain
+times a plain loop of ``Simulation.step()`` from the same start (alternately in every repeat):
+``maximal_recording_overhead = maximal_s / maximal_step_s - 1`` is the cost of the recording.
+:func:`scaling_summary` gives the log-log slopes (1 = linear time), the
 affine fit ``a + b n`` of the time per interior-point iteration (``a``: fixed Python cost of an
 iteration, ``b``: graph factorization and solves per sphere) and the iterations per step.
 """
 from __future__ import annotations
 
+import gc
 import time
 
 import numpy as np
@@ -91,14 +95,43 @@ def _mujoco_chain(n, steps, dt, velocity):
     return elapsed, -low, ok
 
 
+def _maximal_chain(spec, steps, dt, repeats):
+    """Best ``Simulation.run(steps)`` time with its trajectory, and best ``step()``-loop time,
+    each from a fresh simulation after one warm-up step, alternately, the GC off."""
+    best_run, best_loop, traj, loop_its = np.inf, np.inf, None, 0
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            sim = Simulation(spec, dt=dt)
+            sim.step()                                       # warm-up
+            start = time.perf_counter()
+            traj = sim.run(steps, progress=False)
+            best_run = min(best_run, time.perf_counter() - start)
+            sim = Simulation(spec, dt=dt)
+            sim.step()
+            step, its = sim.step, 0
+            start = time.perf_counter()
+            for _ in range(steps):
+                its += step()
+            best_loop = min(best_loop, time.perf_counter() - start)
+            loop_its = its
+    finally:
+        if enabled:
+            gc.enable()
+    return best_run, traj, best_loop, loop_its
+
+
 def run_sphere_chain_benchmark(sizes=(1, 2, 5, 10, 20), steps: int = 1000, dt: float = 0.01,
                                repeats: int = 1, progress: bool = True) -> list[dict]:
     """Time ``steps`` steps of ``sphere_chain(n)`` here and in MuJoCo; penetration of both.
 
-    Per size a row with ``maximal_us_per_step``, the interior-point iterations per step
-    (``maximal_iterations`` mean, ``maximal_iterations_max``), ``maximal_us_per_iteration``
-    (time over the total iteration count: the cost of one graph factorization and its
-    solves, whose growth in ``n`` separates the linear algebra from the iteration count),
+    Per size a row with ``maximal_us_per_step`` (``Simulation.run``, recording included), the
+    interior-point iterations per step (``maximal_iterations`` mean,
+    ``maximal_iterations_max``), ``maximal_us_per_iteration`` (time over the total iteration
+    count: the cost of one graph factorization and its solves, whose growth in ``n``
+    separates the linear algebra from the iteration count), ``maximal_step_us_per_step``
+    (a plain ``step()`` loop), ``maximal_recording_overhead`` (run over loop, minus 1),
     ``mujoco_us_per_step`` and both penetrations; a failure is recorded in the status.
     """
     rows = []
@@ -106,13 +139,7 @@ def run_sphere_chain_benchmark(sizes=(1, 2, 5, 10, 20), steps: int = 1000, dt: f
         spec = models.sphere_chain(n)
         row = {"n": n, "steps": steps, "dt": dt}
         try:
-            best = np.inf
-            for _ in range(repeats):
-                sim = Simulation(spec, dt=dt)
-                sim.step()                                   # warm-up
-                start = time.perf_counter()
-                traj = sim.run(steps, progress=False)
-                best = min(best, time.perf_counter() - start)
+            best, traj, loop, loop_its = _maximal_chain(spec, steps, dt, repeats)
             its = traj.iterations[1:]
             row.update(maximal_s=best, maximal_us_per_step=1e6 * best / steps,
                        maximal_total_iterations=int(its.sum()),
@@ -120,12 +147,18 @@ def run_sphere_chain_benchmark(sizes=(1, 2, 5, 10, 20), steps: int = 1000, dt: f
                        maximal_iterations=float(its.mean()),
                        maximal_iterations_max=int(its.max()),
                        maximal_us_per_iteration=1e6 * best / max(int(its.sum()), 1),
+                       maximal_step_s=loop, maximal_step_us_per_step=1e6 * loop / steps,
+                       maximal_step_total_iterations=loop_its,
+                       maximal_recording_overhead=best / loop - 1.0,
                        maximal_status="ok")
         except Exception as exc:                             # recorded, not fatal
             row.update(maximal_status=f"failed: {type(exc).__name__}: {exc}"[:200])
         try:
             _mujoco_chain(n, 5, dt, 1.0)                     # warm-up
-            elapsed, pen, ok = _mujoco_chain(n, steps, dt, 1.0)
+            elapsed = np.inf
+            for _ in range(repeats):
+                t, pen, ok = _mujoco_chain(n, steps, dt, 1.0)
+                elapsed = min(elapsed, t)
             row.update(mujoco_s=elapsed, mujoco_us_per_step=1e6 * elapsed / steps,
                        mujoco_penetration=pen, mujoco_status="ok" if ok else "diverged")
         except ImportError as exc:

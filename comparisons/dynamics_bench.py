@@ -6,6 +6,12 @@ runs in this process, after an untimed warm-up (numba compilation, model buildin
 is the best (and median) of ``repeats`` runs of the stepping loop alone, with the garbage
 collector off. Peers: Pinocchio's ABA with semi-implicit Euler and with RK4, MuJoCo's default
 (semi-implicit Euler) step.
+
+The maximal integrator is timed twice from the same state, alternately in every repeat: a loop
+of ``Simulation.step()`` (``best_s``, ``us_per_step``) and what users call,
+``Simulation.run(steps)`` with its default recording (``run_best_s``, ``run_us_per_step``);
+``recording_overhead = run_best_s / best_s - 1`` is the cost of the recording per step as a
+fraction of a step.
 """
 from __future__ import annotations
 
@@ -26,18 +32,25 @@ PEERS = ("pinocchio-semi-implicit-euler", "pinocchio-rk4", "mujoco-euler")
 
 
 def _best(fn, repeats):
-    samples = []
+    return _best_of((fn,), repeats)[0]
+
+
+def _best_of(fns, repeats):
+    """``(best, median)`` of each of ``fns``, called alternately ``repeats`` times with the
+    garbage collector off; a function returns its own time or ``None`` (timed here)."""
+    samples = [[] for _ in fns]
     enabled = gc.isenabled()
     gc.disable()
     try:
         for _ in range(repeats):
-            start = time.perf_counter()
-            out = fn()
-            samples.append(out if out is not None else time.perf_counter() - start)
+            for fn, out in zip(fns, samples, strict=True):
+                start = time.perf_counter()
+                t = fn()
+                out.append(t if t is not None else time.perf_counter() - start)
     finally:
         if enabled:
             gc.enable()
-    return float(np.min(samples)), float(np.median(samples))
+    return [(float(np.min(x)), float(np.median(x))) for x in samples]
 
 
 def _maximal(spec, dt, steps, repeats):
@@ -46,17 +59,26 @@ def _maximal(spec, dt, steps, repeats):
     state = (sim.x.copy(), sim.q.copy(), sim.v.copy(), sim.w.copy())
     iters = []
 
-    def once():
+    def loop():
         sim.set_state(*state, project=False)
         start = time.perf_counter()
         for _ in range(steps):
             iters.append(sim.step())
         return time.perf_counter() - start
 
-    best, median = _best(once, repeats)
+    def run():
+        sim.set_state(*state, project=False)
+        start = time.perf_counter()
+        sim.run(steps, progress=False)
+        return time.perf_counter() - start
+
+    (best, median), (run_best, run_median) = _best_of((loop, run), repeats)
     viol = float(sim.model.constraint_violation(sim.x, sim.q))
     return best, median, {"newton_iterations": float(np.mean(iters)),
-                          "final_constraint_violation": viol}
+                          "final_constraint_violation": viol,
+                          "run_best_s": run_best, "run_median_s": run_median,
+                          "run_us_per_step": 1e6 * run_best / steps,
+                          "recording_overhead": run_best / best - 1.0}
 
 
 def _peer(name, spec, dt, steps, repeats):
@@ -82,7 +104,10 @@ def run_pendulum_benchmark(sizes=(1, 2, 5, 10, 20, 50, 100), joints=("revolute",
     """Time ``steps`` steps of ``models.pendulum(n, joint)`` for every size, joint and solver.
 
     A peer that is not installed or fails is recorded with ``status`` and ``reason``.
-    Returns one dict per (joint, n, solver) with ``best_s``, ``median_s``, ``us_per_step``.
+    Returns one dict per (joint, n, solver) with ``best_s``, ``median_s``, ``us_per_step``
+    (the stepping loop); the maximal rows add ``run_best_s``, ``run_median_s``,
+    ``run_us_per_step`` (``Simulation.run``, recording included) and ``recording_overhead``
+    (``run_best_s / best_s - 1``).
     """
     rows = []
     cases = [(j, n, s) for j in joints for n in sizes for s in solvers]
@@ -106,16 +131,25 @@ def run_pendulum_benchmark(sizes=(1, 2, 5, 10, 20, 50, 100), joints=("revolute",
 
 
 def ratio_summary(rows: list[dict], solver: str = "maximal") -> list[dict]:
-    """Time of ``solver`` divided by each peer's, per (joint, n)."""
-    ok = {(r["joint"], r["n"], r["solver"]): r["best_s"] for r in rows if r["status"] == "ok"}
+    """Time of ``solver`` divided by each peer's, per (joint, n): ``vs_<peer>`` for the
+    stepping loop and, where the rows have ``run_best_s`` (``Simulation.run``, recording
+    included), ``run_vs_<peer>`` and ``recording_overhead``."""
+    good = {(r["joint"], r["n"], r["solver"]): r for r in rows if r["status"] == "ok"}
+    ok = {key: r["best_s"] for key, r in good.items()}
     out = []
     for joint, n in sorted({(r["joint"], r["n"]) for r in rows}):
         if (joint, n, solver) not in ok:
             continue
+        ours = good[joint, n, solver]
         row = {"joint": joint, "n": n, f"{solver}_s": ok[joint, n, solver]}
+        if "run_best_s" in ours:
+            row[f"{solver}_run_s"] = ours["run_best_s"]
+            row["recording_overhead"] = ours["recording_overhead"]
         for peer in PEERS:
             if (joint, n, peer) in ok:
                 row[f"vs_{peer}"] = ok[joint, n, solver] / ok[joint, n, peer]
+                if "run_best_s" in ours:
+                    row[f"run_vs_{peer}"] = ours["run_best_s"] / ok[joint, n, peer]
         out.append(row)
     return out
 

@@ -7,7 +7,7 @@ dynamics (20) for ``ż₁`` and ``λ₁`` with Newton's method and a backtrackin
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -19,6 +19,34 @@ from .integrator import NewtonError, StepSystem, omega_scalar, quaternion_update
 from .mechanism import MaximalModel
 
 __all__ = ["Simulation", "Trajectory"]
+
+
+class _Recorded:
+    """A :class:`Trajectory` field that :meth:`Simulation.run` may leave to be computed from
+    the recorded states on first access (then cached); ``None`` when it was not recorded."""
+
+    def __set_name__(self, owner, name):
+        self.name, self.key = name, "_value_" + name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return None                    # the dataclass default of the field
+        d = obj.__dict__
+        try:
+            return d[self.key]
+        except KeyError:
+            pass
+        rec = d.get("_recording")
+        value = None if rec is None else rec.compute(self.name)
+        d[self.key] = value
+        return value
+
+    def __set__(self, obj, value):
+        # called by the dataclass __init__; None leaves the field to the recording
+        if value is None:
+            obj.__dict__.pop(self.key, None)
+        else:
+            obj.__dict__[self.key] = value
 
 
 @dataclass(frozen=True)
@@ -37,6 +65,13 @@ class Trajectory:
     ``contact_distance`` (T, n_contacts): the signed distance φ of every contact (columns
     ``contact_names``); ``complementarity`` (T,): the largest complementarity product
     (``γ s_φ``, ``β η``, ``ψ s_ψ``) at the step's solution (0 at ``t = 0``).
+
+    A trajectory returned by :meth:`Simulation.run` holds the states (``t, x, q, v, w``),
+    ``iterations`` and what the step loop recorded (residual histories, contact variables);
+    every other field is computed from them, vectorized over time, when it is first read
+    (then cached), so recording costs little per step. Fields left out by ``run``'s
+    ``record=`` argument read ``None``. Computed fields read the state arrays at first
+    access: do not modify ``x, q, v, w`` in place before reading them.
     """
 
     t: np.ndarray
@@ -44,18 +79,189 @@ class Trajectory:
     q: np.ndarray
     v: np.ndarray
     w: np.ndarray
-    minimal_coordinates: np.ndarray
-    minimal_velocities: np.ndarray
-    coordinate_names: tuple[str, ...]
-    kinetic_energy: np.ndarray
-    potential_energy: np.ndarray
-    energy: np.ndarray
-    constraint_violation: np.ndarray
-    iterations: np.ndarray
-    residual_history: tuple[np.ndarray, ...]
-    contact_names: tuple[str, ...] = ()
-    contact_distance: np.ndarray | None = None
-    complementarity: np.ndarray | None = None
+    minimal_coordinates: np.ndarray | None = _Recorded()
+    minimal_velocities: np.ndarray | None = _Recorded()
+    coordinate_names: tuple[str, ...] | None = _Recorded()
+    kinetic_energy: np.ndarray | None = _Recorded()
+    potential_energy: np.ndarray | None = _Recorded()
+    energy: np.ndarray | None = _Recorded()
+    constraint_violation: np.ndarray | None = _Recorded()
+    iterations: np.ndarray | None = _Recorded()
+    residual_history: tuple[np.ndarray, ...] | None = _Recorded()
+    contact_names: tuple[str, ...] | None = _Recorded()
+    contact_distance: np.ndarray | None = _Recorded()
+    complementarity: np.ndarray | None = _Recorded()
+
+    def __getstate__(self):
+        # pickles hold every recorded field computed, not the recording
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def __setstate__(self, state):
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+
+
+#: Trajectory fields every recording holds (``record="states"``).
+_STATE_FIELDS = ("t", "x", "q", "v", "w", "iterations")
+#: Name fields that follow the arrays they label.
+_LABELS = {"coordinate_names": ("minimal_coordinates", "minimal_velocities"),
+           "contact_names": ("contact_distance", "complementarity")}
+#: Time points per chunk of the vectorized derived quantities, times the number of joints
+#: (keeps the per-joint (…, 6, 12) temporaries in cache: ~1.5× faster than all at once).
+_CHUNK = 4096
+
+
+def _record_fields(record="all") -> frozenset[str]:
+    """The :class:`Trajectory` fields kept by ``Simulation.run(record=record)``.
+
+    ``"all"``: every field; ``"states"``: ``t, x, q, v, w, iterations``; a field name or an
+    iterable of field names: those and the states (a name field follows its arrays:
+    ``coordinate_names`` with ``minimal_*``, ``contact_names`` with ``contact_distance`` /
+    ``complementarity``).
+
+    Raises
+    ------
+    ValueError
+        Naming the ``record`` argument, for anything else.
+    """
+    names = [f.name for f in fields(Trajectory)]
+    if isinstance(record, str):
+        if record == "all":
+            return frozenset(names)
+        if record == "states":
+            return frozenset(_STATE_FIELDS)
+        record = (record,)
+    try:
+        chosen = set(record)
+    except TypeError:
+        chosen = None
+    if chosen is None or not all(isinstance(n, str) and n in names for n in chosen):
+        bad = (record if chosen is None
+               else sorted(str(n) for n in chosen if not (isinstance(n, str) and n in names)))
+        raise ValueError(f"record must be 'all', 'states' or Trajectory field names from "
+                         f"{names}; got {bad!r}")
+    chosen |= set(_STATE_FIELDS)
+    for label, arrays in _LABELS.items():
+        if chosen & set(arrays):
+            chosen.add(label)
+    return frozenset(chosen)
+
+
+class _Recording:
+    """What :meth:`Simulation.run` stored per step, and the derived :class:`Trajectory` fields
+    computed from it on demand (the formulas of the former eager recording)."""
+
+    def __init__(self, model: MaximalModel, dt: float, contacts, xs, qs, vs, ws,
+                 contact_variables, record: frozenset[str]):
+        self.model, self.dt, self.contacts = model, dt, contacts
+        self.xs, self.qs, self.vs, self.ws = xs, qs, vs, ws
+        self.contact_variables = contact_variables          # per group (T, n, size) or None
+        self.record = record
+        self._cache: dict[str, object] = {}
+
+    def compute(self, name: str):
+        if name not in self.record:
+            return None
+        if name not in self._cache:
+            self._cache[name] = getattr(self, "_" + name)()
+        return self._cache[name]
+
+    def _chunked(self, fn, *arrays):
+        """``fn`` over time chunks of the ``(T, ...)`` arrays, concatenated along time."""
+        T = arrays[0].shape[0]
+        c = max(1, _CHUNK // max(1, len(self.model.joints)))
+        if T <= c:
+            return fn(*arrays)
+        return np.concatenate([fn(*(a[i:i + c] for a in arrays)) for i in range(0, T, c)])
+
+    # The integrator's velocities belong to the interval [t_k, t_k+1] (eq. 11, 17):
+    # v = Δx/Δt exactly, while ω = (2/Δt) sin(θ/2) a is the chord of the rotation by θ about
+    # a over the step (eq. 13, A.14). The kinetic energy at a time point uses the interval
+    # rates Δx/Δt and θ a/Δt, averaged over the two intervals around t_k (the second-order,
+    # Störmer-Verlet, velocity).
+    def _kinetic_energy(self):
+        vs = self.vs
+        wr = _rotation_rate(self.ws, self.dt)
+        va, wa = vs.copy(), wr.copy()
+        va[1:] = 0.5 * (vs[1:] + vs[:-1])
+        wa[1:] = 0.5 * (wr[1:] + wr[:-1])
+        return self.model.kinetic_energy(va, wa)
+
+    def _potential_energy(self):
+        return self._chunked(self.model.potential_energy, self.xs, self.qs)
+
+    def _energy(self):
+        return self.compute_any("kinetic_energy") + self.compute_any("potential_energy")
+
+    def compute_any(self, name: str):
+        """``name`` whether recorded or not (an ingredient of a recorded field)."""
+        if name not in self._cache:
+            self._cache[name] = getattr(self, "_" + name)()
+        return self._cache[name]
+
+    def _columns(self):
+        """``(joint, coordinate)`` index arrays, names and unwrapped (angle) columns of the
+        minimal coordinates."""
+        js = self.model.joints
+        cols, names, angle_cols = [], [], []
+        for k, name in enumerate(js.names):
+            d, t = int(js.dof[k]), int(js.translational_dof[k])
+            for i in range(d):
+                if i == t and js.rotational_dof[k] == 1:
+                    angle_cols.append(len(cols))
+                cols.append((k, i))
+                names.append(name if d == 1 else f"{name}[{i}]")
+        idx_k = np.array([c[0] for c in cols], dtype=np.int64)
+        idx_i = np.array([c[1] for c in cols], dtype=np.int64)
+        return idx_k, idx_i, tuple(names), angle_cols
+
+    def _coordinate_names(self):
+        return self._columns()[2]
+
+    def _minimal_coordinates(self):
+        idx_k, idx_i, _, angle_cols = self._columns()
+        m = self.model
+        mc = self._chunked(lambda x, q: m.minimal_coordinates(x, q)[:, idx_k, idx_i],
+                           self.xs, self.qs)
+        for c in angle_cols:
+            mc[:, c] = np.unwrap(mc[:, c])
+        return mc
+
+    def _minimal_velocities(self):
+        idx_k, idx_i = self._columns()[:2]
+        m = self.model
+        return self._chunked(lambda x, q, v, w: m.joint_velocities(x, q, v, w)[:, idx_k, idx_i],
+                             self.xs, self.qs, self.vs, self.ws)
+
+    def _constraint_violation(self):
+        return self._chunked(self.model.constraint_violation, self.xs, self.qs)
+
+    def _contact_names(self):
+        return tuple(n for g in self.contacts for n in g.names)
+
+    def _contact_distance(self):
+        T = self.xs.shape[0]
+        return np.concatenate([g.distance(self.xs, self.qs) for g in self.contacts]
+                              + [np.zeros((T, 0))], axis=1)
+
+    def _complementarity(self):
+        """Largest |complementarity product| of each step's contact variables (as
+        :meth:`Simulation.complementarity` after the step); 0 at ``t = 0``."""
+        T = self.xs.shape[0]
+        comp = np.zeros(T)
+        if T == 1:
+            return comp
+        prods = []
+        for grp, u in zip(self.contacts, self.contact_variables, strict=True):
+            u = u[1:]
+            prods.append(u[:, :, 0] * u[:, :, 1])
+            if grp.m:
+                m = grp.m
+                prods.append((u[:, :, 2:2 + m] * u[:, :, 2 + m:2 + 2 * m]).reshape(T - 1, -1))
+                prods.append(u[:, :, 2 + 2 * m] * u[:, :, 3 + 2 * m])
+        if prods:
+            comp[1:] = np.max(np.abs(np.concatenate(prods, axis=1)), axis=1)
+        return comp
 
 
 class Simulation:
@@ -428,68 +634,62 @@ class Simulation:
                                                             self.model.joints.dof, strict=True))}
 
     def run(self, steps: int, controller: Callable | None = None,
-            progress: bool | None = None) -> Trajectory:
+            progress: bool | None = None, record="all") -> Trajectory:
         """Simulate ``steps`` steps from the current state.
 
         ``controller(sim)`` is called before each step and returns ``{joint name: inputs}``
         (forces/torques along the joint's coordinates) for actuated joints, or ``None``.
+
+        ``record`` selects the :class:`Trajectory` fields: ``"all"`` (default), ``"states"``
+        (``t, x, q, v, w, iterations``: no residual histories or contact variables stored per
+        step) or a field name or names, kept with the states (``coordinate_names`` follows
+        ``minimal_*``, ``contact_names`` follows ``contact_distance`` / ``complementarity``);
+        the other fields read ``None``. The step loop only copies the states (and what is
+        recorded) into preallocated arrays; derived fields (energies, minimal coordinates,
+        constraint violation, contact distances, complementarity) are computed, vectorized
+        over time, on first access.
+
+        Raises
+        ------
+        ValueError
+            ``steps < 0`` or an unknown ``record``.
         """
         steps = int(steps)
         if steps < 0:
             raise ValueError(f"steps must be >= 0, got {steps}")
-        m, js = self.model, self.model.joints
+        keep = _record_fields(record)
+        m = self.model
         T = steps + 1
         xs, qs = np.empty((T, m.n_bodies, 3)), np.empty((T, m.n_bodies, 4))
         vs, ws = np.empty_like(xs), np.empty_like(xs)
         its = np.zeros(T, dtype=np.int64)
-        comp = np.zeros(T)
-        hist = []
+        hist = [] if "residual_history" in keep else None
+        contacts = self.system.contacts
+        cvar = None
+        if "complementarity" in keep:
+            cvar = [np.zeros((T, len(g), g.size)) for g in contacts]
+            for buf, u in zip(cvar, self.contact_variables, strict=True):
+                buf[0] = u
         t0 = self.t
         xs[0], qs[0], vs[0], ws[0] = self.x, self.q, self.v, self.w
         show = steps >= 200 if progress is None else progress
-        for k in tqdm(range(1, T), disable=not show, desc=self.spec.name, leave=False):
-            forces = self._forces(controller(self)) if controller is not None else None
-            its[k] = self.step(forces)
-            hist.append(self.last_residuals)
+        loop = (tqdm(range(1, T), desc=self.spec.name, leave=False) if show
+                else range(1, T))
+        step = self.step
+        for k in loop:
+            its[k] = step(self._forces(controller(self)) if controller is not None else None)
             xs[k], qs[k], vs[k], ws[k] = self.x, self.q, self.v, self.w
-            comp[k] = self.complementarity()
-        # Derived quantities, vectorized over time. The integrator's velocities belong to the
-        # interval [t_k, t_k+1] (eq. 11, 17): v = Δx/Δt exactly, while ω = (2/Δt) sin(θ/2) a
-        # is the chord of the rotation by θ about a over the step (eq. 13, A.14). The kinetic
-        # energy at a time point uses the interval rates Δx/Δt and θ a/Δt, averaged over the
-        # two intervals around t_k (the second-order, Störmer-Verlet, velocity).
-        wr = _rotation_rate(ws, self.dt)
-        va, wa = vs.copy(), wr.copy()
-        va[1:] = 0.5 * (vs[1:] + vs[:-1])
-        wa[1:] = 0.5 * (wr[1:] + wr[:-1])
-        kin = m.kinetic_energy(va, wa)
-        pot = m.potential_energy(xs, qs)
-        cs = m.minimal_coordinates(xs, qs)
-        cvs = m.joint_velocities(xs, qs, vs, ws)
-        cols, names, angle_cols = [], [], []
-        for k, name in enumerate(js.names):
-            d, t = int(js.dof[k]), int(js.translational_dof[k])
-            for i in range(d):
-                if i == t and js.rotational_dof[k] == 1:
-                    angle_cols.append(len(cols))
-                cols.append((k, i))
-                names.append(name if d == 1 else f"{name}[{i}]")
-        idx_k = np.array([c[0] for c in cols], dtype=np.int64)
-        idx_i = np.array([c[1] for c in cols], dtype=np.int64)
-        mc, mv = cs[:, idx_k, idx_i], cvs[:, idx_k, idx_i]
-        for c in angle_cols:
-            mc[:, c] = np.unwrap(mc[:, c])
-        return Trajectory(t=t0 + self.dt * np.arange(T), x=xs, q=qs, v=vs, w=ws,
-                          minimal_coordinates=mc, minimal_velocities=mv,
-                          coordinate_names=tuple(names), kinetic_energy=kin,
-                          potential_energy=pot, energy=kin + pot,
-                          constraint_violation=m.constraint_violation(xs, qs),
-                          iterations=its, residual_history=tuple(hist),
-                          contact_names=tuple(n for g in self.system.contacts for n in g.names),
-                          contact_distance=np.concatenate(
-                              [g.distance(xs, qs) for g in self.system.contacts]
-                              + [np.zeros((T, 0))], axis=1),
-                          complementarity=comp)
+            if hist is not None:
+                hist.append(self.last_residuals)
+            if cvar:
+                for buf, u in zip(cvar, self.contact_variables, strict=True):
+                    buf[k] = u
+        traj = Trajectory(t=t0 + self.dt * np.arange(T), x=xs, q=qs, v=vs, w=ws,
+                          iterations=its,
+                          residual_history=None if hist is None else tuple(hist))
+        object.__setattr__(traj, "_recording", _Recording(
+            m, self.dt, contacts, xs, qs, vs, ws, cvar, keep))
+        return traj
 
 
 #: Fraction to the boundary of the interior-point steps (Nocedal & Wright eq. 19.9).

@@ -20,8 +20,14 @@ def test_tiny_pendulum_benchmark(tmp_path):
     maximal = [r for r in rows if r["solver"] == "maximal"]
     assert all(r["final_constraint_violation"] < 1e-9 for r in maximal)
     assert all(1 <= r["newton_iterations"] <= 4 for r in maximal)
+    for r in maximal:                      # Simulation.run timed beside the step() loop
+        assert r["run_best_s"] > 0 and r["run_median_s"] >= r["run_best_s"]
+        assert r["run_us_per_step"] == pytest.approx(1e6 * r["run_best_s"] / 5)
+        assert r["recording_overhead"] == pytest.approx(r["run_best_s"] / r["best_s"] - 1)
+    assert all("run_best_s" not in r for r in rows if r["solver"] != "maximal")
     ratios = ratio_summary(rows)
     assert len(ratios) == 4 and all(r["vs_mujoco-euler"] > 0 for r in ratios)
+    assert all(r["run_vs_mujoco-euler"] > 0 and "recording_overhead" in r for r in ratios)
     assert linear_slope(rows, "maximal", "revolute") != linear_slope(rows, "x", "revolute")
     png = tmp_path / "p.png"
     plot_pendulum_benchmark(rows, png)
@@ -47,3 +53,5 @@ def test_command_line(tmp_path):
     assert main(["dynamics", "--sizes", "1", "--steps", "3", "--repeats", "1",
                  "--out", str(out)]) == 0
     assert out.exists() and out.with_suffix(".json").exists() and out.with_suffix(".png").exists()
+    header = out.read_text().splitlines()[0].split(",")
+    assert {"best_s", "us_per_step", "run_us_per_step", "recording_overhead"} <= set(header)
