@@ -135,6 +135,18 @@ class Analysis:
     parent_edges: np.ndarray = field(repr=False)  # edges with that child, by parent position
     ordering_source: str = ""
     candidates: tuple = ()
+    #: Arrays a backend derives from this analysis once and reuses for every factorization
+    #: (the compiled backend's packed index arrays and solve plan); not part of the analysis'
+    #: value (excluded from comparison and repr).
+    backend_cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def share_schedule(self, ic2: np.ndarray, c1c2: np.ndarray) -> None:
+        """Keep the update triples as the given arrays (read-only views of a backend's packed
+        copy, so that the lists are held once); they must equal :attr:`sched_ic2` and
+        :attr:`sched_c1c2`."""
+        for v in (ic2, c1c2):
+            v.flags.writeable = False
+        self.__dict__["_schedule"] = (ic2, c1c2)     # the cached_property's slot
 
     # ------------------------------------------------------------------ update schedule
     # The triples (i, c1, c2) of the block updates L_ic2 -= L_ic1 D_c1 U_c1c2 are part of the

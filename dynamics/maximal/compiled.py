@@ -6,14 +6,37 @@ iteration makes no Python call per body or joint; the tests compare the two.
 """
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 from numba import njit
 
-from graphsolve.lowlevel import refactor_solve
+from graphsolve.lowlevel import STATUS_NONFINITE, refactor_solve
 
 # Reassociation and contraction let LLVM vectorize the small loops; "nnan"/"ninf" stay off
 # because the |ω| ≥ 2/Δt rule and the residual checks rely on NaN propagating.
 _FAST = {"reassoc", "contract", "nsz", "arcp"}
+
+
+class NewtonStatus(enum.IntEnum):
+    """The ``code`` that :func:`newton_kernel` and :func:`step_kernel` return."""
+
+    CONVERGED = 0
+    ITERATION_CAP = 1            # no convergence within max_iter iterations
+    LINE_SEARCH_FAILED = 2
+    NONFINITE = 3                # the Newton matrix became non-finite
+    SINGULAR_PIVOT = 4           # at ``position`` of the elimination order
+    RATE_LIMIT = 5               # body ``position`` has |ω| >= 2/Δt (step_kernel only)
+
+
+# plain ints for the compiled kernels (numba folds module-level ints as constants)
+_CONVERGED = int(NewtonStatus.CONVERGED)
+_ITERATION_CAP = int(NewtonStatus.ITERATION_CAP)
+_LINE_SEARCH_FAILED = int(NewtonStatus.LINE_SEARCH_FAILED)
+_NONFINITE = int(NewtonStatus.NONFINITE)
+_SINGULAR_PIVOT = int(NewtonStatus.SINGULAR_PIVOT)
+_RATE_LIMIT = int(NewtonStatus.RATE_LIMIT)
+_FACTOR_NONFINITE = STATUS_NONFINITE
 
 __all__ = ["residual_kernel", "jacobian_kernel", "constraint_jacobian_kernel", "newton_kernel"]
 
@@ -495,9 +518,9 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
 
     Every iteration writes ``F(s)`` into ``data``, refactors and solves through graphsolve's
     compiled LDU (:func:`graphsolve.lowlevel.refactor_solve`) without returning to
-    Python. Returns ``(code, iterations, position)``: code 0 converged, 1 iteration cap,
-    2 line search failed, 3 non-finite Newton matrix, 4 singular pivot at ``position`` of the
-    elimination order. ``history[k]`` is the residual max-norm after ``k`` iterations.
+    Python. Returns ``(code, iterations, position)``, ``code`` a :class:`NewtonStatus`
+    (``SINGULAR_PIVOT`` at ``position`` of the elimination order). ``history[k]`` is the
+    residual max-norm after ``k`` iterations.
     """
     deriv = np.empty((parent.shape[0], 2, 6, 7))
     deriv_trial = np.empty_like(deriv)
@@ -509,16 +532,16 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
     trial = np.empty_like(s)
     while norm >= tol:
         if it >= max_iter:
-            return 1, it, -1
+            return _ITERATION_CAP, it, -1
         _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, parent, child,
                   p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb, deriv, True)
         for i in range(f.shape[0]):
             f[i] = -f[i]
         status = refactor_solve(handle, data, f)
-        if status == -2:
-            return 3, it, -1
+        if status == _FACTOR_NONFINITE:
+            return _NONFINITE, it, -1
         if status >= 0:
-            return 4, it, status
+            return _SINGULAR_PIVOT, it, status
         alpha = 1.0
         ok = False
         for _ in range(40):
@@ -533,14 +556,14 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
                 break
             alpha *= 0.5
         if not ok:
-            return 2, it, -1
+            return _LINE_SEARCH_FAILED, it, -1
         s[:] = trial
         f = ft
         norm = nt
         deriv, deriv_trial = deriv_trial, deriv
         it += 1
         history[it] = norm
-    return 0, it, -1
+    return _CONVERGED, it, -1
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -553,13 +576,13 @@ def step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, 
     started from the current ``(v, ω, λ)`` or, with ``extrapolate``, from ``2 s_k - s_{k-1}``
     with ``s_{k-1}`` in ``prev_*`` (unless that rate would reach ``|ω| ≥ 1/Δt``); ``prev_*``
     then receive ``s_k``. ``x, q, v, w, lam`` are overwritten with the new state (only on
-    success). Returns ``(code, iterations, position)`` as :func:`newton_kernel`, with code 5
-    for a body whose ``|ω| >= 2/Δt`` (its index in ``position``).
+    success). Returns ``(code, iterations, position)`` as :func:`newton_kernel`, with
+    ``RATE_LIMIT`` for a body whose ``|ω| >= 2/Δt`` (its index in ``position``).
     """
     nb = x.shape[0]
     for i in range(nb):
         if not _omega_s(w[i], dt) > 0.0:
-            return 5, 0, i
+            return _RATE_LIMIT, 0, i
     x1 = np.empty_like(x)
     q1 = np.empty_like(q)
     for i in range(nb):
@@ -599,7 +622,7 @@ def step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, 
                                   inertia, dt, False, gravity_wrench, damping, False,
                                   diag_const, G, parent, child, p_a, p_b, q_off, select, nc,
                                   jrow, ptr_bj, ptr_jb)
-    if code != 0:
+    if code != _CONVERGED:
         return code, it, pos
     x[:] = x1
     q[:] = q1
@@ -609,4 +632,4 @@ def step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, 
     for k in range(parent.shape[0]):
         for r in range(nc[k]):
             lam[k, r] = s[jrow[k] + r]
-    return 0, it, -1
+    return _CONVERGED, it, -1

@@ -38,12 +38,13 @@ import networkx as nx
 import numpy as np
 
 import graphsolve as gs
-from graphsolve.lowlevel import PIVOT_RTOL, allocate
+from graphsolve.lowlevel import PIVOT_RTOL, STATUS_NONFINITE, STATUS_OK, allocate
 
 from .. import quaternion as quat
 from . import contact_kernels as ck
 from . import joints as jt
 from .compiled import (
+    NewtonStatus,
     constraint_jacobian_kernel,
     jacobian_kernel,
     newton_kernel,
@@ -56,6 +57,17 @@ from .mechanism import MaximalModel
 __all__ = ["StepSystem", "NewtonError", "quaternion_update"]
 
 _ROT_SCALE = np.array([1.0, 1.0, 1.0, 2.0, 2.0, 2.0])
+
+
+def _factor_status(code: int, pos: int) -> int:
+    """The graphsolve status (:data:`graphsolve.lowlevel.STATUS_OK`, ``STATUS_NONFINITE`` or a
+    singular pivot's position) that a Newton run ending in ``code`` leaves in the
+    factorization, for ``Factorization.mark_valid``."""
+    if code == NewtonStatus.NONFINITE:
+        return STATUS_NONFINITE
+    if code == NewtonStatus.SINGULAR_PIVOT:
+        return pos
+    return STATUS_OK
 
 
 class NewtonError(RuntimeError):
@@ -547,7 +559,7 @@ class StepSystem:
             self.v0, self.w0, m.mass, m.inertia, self.dt, self.projection, self.external,
             damping, has, self._diag_const, self.G, js.parent, js.child, js.p_a, js.p_b,
             js.q_off, js.select, js.n_constraints, self._jrow, self._ptr_bj, self._ptr_jb)
-        F.mark_valid(-1 if code in (0, 1, 2) else (-2 if code == 3 else pos))
+        F.mark_valid(_factor_status(code, pos))
         return code, it, pos, history[:it + 1]
 
     def step_gravity_only(self, x, q, v, w, lam, tol: float, max_iter: int, previous=None):
@@ -576,7 +588,7 @@ class StepSystem:
             self.matrix.data, m.mass, m.inertia, self.dt, self._gravity_wrench,
             self._diag_const, self.G, js.parent, js.child, js.p_a, js.p_b, js.q_off,
             js.select, js.n_constraints, self._jrow, self._ptr_bj, self._ptr_jb)
-        F.mark_valid(-1 if code in (0, 1, 2, 5) else (-2 if code == 3 else pos))
+        F.mark_valid(_factor_status(code, pos))
         return code, it, pos, history[:it + 1]
 
     def factor(self, s: np.ndarray) -> None:

@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 from .. import quaternion as quat
 from ..spec import MechanismSpec, SpecError
 from . import contact_kernels as ck
+from .compiled import NewtonStatus
 from .integrator import NewtonError, StepSystem, omega_scalar, quaternion_update
 from .mechanism import MaximalModel
 
@@ -496,18 +497,18 @@ class Simulation:
 
     def _raise(self, code: int, pos: int, history: np.ndarray) -> None:
         """Turn a compiled Newton status into the error it stands for (0: no error)."""
-        if code == 0:
+        if code == NewtonStatus.CONVERGED:
             return
         norm = history[-1]
-        if code == 1:
+        if code == NewtonStatus.ITERATION_CAP:
             raise NewtonError(f"Newton did not converge in {self.max_iter} iterations at "
                               f"t = {self.t:.6g} s (residual {norm:.3g}, tol {self.tol:g})")
-        if code == 2:
+        if code == NewtonStatus.LINE_SEARCH_FAILED:
             raise NewtonError(f"line search failed at t = {self.t:.6g} s (residual "
                               f"{norm:.3g}, tol {self.tol:g}); |ω| may approach 2/Δt")
-        if code == 3:
+        if code == NewtonStatus.NONFINITE:
             raise NewtonError(f"the Newton matrix became non-finite at t = {self.t:.6g} s")
-        if code == 5:
+        if code == NewtonStatus.RATE_LIMIT:
             raise self._rate_error(pos, self.w)
         node = int(self.system.analysis.order[pos])
         raise NewtonError(f"singular pivot block at node {node} of the mechanism graph "

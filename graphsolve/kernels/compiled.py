@@ -861,21 +861,18 @@ def _solve_arrays(an) -> tuple:
 def _pack(an, arrays=_sym) -> tuple[np.ndarray, np.ndarray]:
     """The analysis arrays of ``arrays(an)`` (:func:`_sym` or :func:`_solve_arrays`)
     concatenated (int64) and the bounds of each: the form the kernels' Python entry points
-    take (:func:`_unpack`). Made once per analysis and kept in its ``__dict__``, as
-    ``functools.cached_property`` keeps the analysis' own lazy views."""
-    key = "_compiled_pack_" + arrays.__name__
-    hit = an.__dict__.get(key)
+    take (:func:`_unpack`). Made once per analysis and kept in its
+    :attr:`~graphsolve.Analysis.backend_cache`."""
+    key = "compiled_pack_" + arrays.__name__
+    hit = an.backend_cache.get(key)
     if hit is None:
         parts = arrays(an)
         bounds = np.zeros(len(parts) + 1, dtype=np.int64)
         bounds[1:] = np.cumsum([a.size for a in parts])
-        hit = an.__dict__[key] = (
+        hit = an.backend_cache[key] = (
             np.concatenate([np.asarray(a, dtype=np.int64) for a in parts]), bounds)
-        if arrays is _sym and "_schedule" in an.__dict__:   # the triples, kept once: the
-            views = tuple(hit[0][bounds[t]:bounds[t + 1]] for t in (8, 9))  # analysis' own
-            for v in views:                                  # lists become read-only views
-                v.flags.writeable = False                    # of the packed array
-            an.__dict__["_schedule"] = views
+        if arrays is _sym:                     # the triples, kept once: the analysis' own
+            an.share_schedule(*(hit[0][bounds[t]:bounds[t + 1]] for t in (8, 9)))  # lists
     return hit
 
 
@@ -937,9 +934,9 @@ def refactor(an, values, gmap, D, Dlu, piv, L, U, symmetric: bool, work=None,
 def _solve_sym_plan(an) -> tuple:
     """``(kernel, ints, bounds)`` of an LDLᵀ solve with one right-hand side, made once per
     analysis (kept like :func:`_pack`'s arrays)."""
-    hit = an.__dict__.get("_compiled_solve_sym")
+    hit = an.backend_cache.get("compiled_solve_sym")
     if hit is None:
-        hit = an.__dict__["_compiled_solve_sym"] = (
+        hit = an.backend_cache["compiled_solve_sym"] = (
             _SOLVE_SYM.get(specialization(an), _solve_sym_0), *_pack(an, _solve_arrays))
     return hit
 
@@ -1094,9 +1091,20 @@ def fused_handle(an, gmap, D, Dlu, piv, L, U, work, implicit: bool = False) -> t
         raise ValueError("an implicit-L factor needs an acyclic pattern (no fill updates)")
     bs, bs2 = specialization(an)
     handle = (*_pack(an), gmap.lsrc, gmap.usrc, D, Dlu, piv, L, U, w1, w2, float(PIVOT_RTOL),
-              solve_sym,
-              np.int64(100 * bs + bs2 + (1000 if implicit else 0)))
+              solve_sym, np.int64(_handle_kind(bs, bs2, implicit)))
     return handle
+
+
+#: The ``kind`` of a :func:`fused_handle`: ``100 · BS + BS2`` for the size specialization
+#: ``(BS, BS2)`` of :func:`specialization` (0 generic), plus :data:`KIND_IMPLICIT` for an
+#: implicit-L factor.
+KIND_PAIR_6_5 = 605
+KIND_PAIR_6_3 = 603
+KIND_IMPLICIT = 1000
+
+
+def _handle_kind(bs: int, bs2: int, implicit: bool) -> int:
+    return 100 * bs + bs2 + (KIND_IMPLICIT if implicit else 0)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -1110,16 +1118,16 @@ def refactor_solve(handle, values, x):
     # The load is fused into the factor. Non-finite values need no separate pass: every value
     # block enters some pivot block (D_i -= T D_c⁻¹ S, with NaN/inf propagating), whose
     # finiteness the factor checks; a failed pivot is then told apart from non-finite input.
-    implicit = kind >= 1000
-    pair = kind % 1000
+    implicit = kind >= KIND_IMPLICIT
+    pair = kind % KIND_IMPLICIT
     # LDU: False, but as a runtime bool like Factorization's calls pass it; a literal False
     # would make numba compile (and cache) a second copy of every factor kernel
     symmetric = kind < 0
     # the size-specialized kernels (separately compiled and cached), as :func:`factor` picks
-    if pair == 605:
+    if pair == KIND_PAIR_6_5:
         status, _, _, _ = _factor_6_5(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2,
                                       rtol, implicit, values, lsrc, usrc)
-    elif pair == 603:
+    elif pair == KIND_PAIR_6_3:
         status, _, _, _ = _factor_6_3(ints, bounds, D, Dlu, piv, L, U, symmetric, w1, w2,
                                       rtol, implicit, values, lsrc, usrc)
     else:
@@ -1129,19 +1137,19 @@ def refactor_solve(handle, values, x):
         return -2 if _poison(values) != 0.0 else status
     order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr, parent_ptr, \
         parent_edges = ssym
-    if kind == 1605:
+    if kind == KIND_IMPLICIT + KIND_PAIR_6_5:
         _solve_implicit_6_5(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr,
                             child_ptr, parent_ptr, parent_edges, Dlu, piv, L, U, x)
-    elif kind == 1603:
+    elif kind == KIND_IMPLICIT + KIND_PAIR_6_3:
         _solve_implicit_6_3(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr,
                             child_ptr, parent_ptr, parent_edges, Dlu, piv, L, U, x)
     elif implicit:
         _solve_implicit_0(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                           parent_ptr, parent_edges, Dlu, piv, L, U, x)
-    elif kind == 605:
+    elif kind == KIND_PAIR_6_5:
         _solve_6_5(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                    parent_ptr, parent_edges, Dlu, piv, L, U, x)
-    elif kind == 603:
+    elif kind == KIND_PAIR_6_3:
         _solve_6_3(order, sizes, d_ptr, x_ptr, fe_parent, fe_child, fe_ptr, child_ptr,
                    parent_ptr, parent_edges, Dlu, piv, L, U, x)
     else:
