@@ -87,3 +87,4 @@ def test_batch_benchmark_tiny():
 
     rows = run_batch(cases=(("path", 5, 4),), repeats=1, progress=False)
     assert rows and all(r["max_diff"] < 1e-12 and r["speedup"] > 0 for r in rows)
+    assert all(r["pool_s"] > 0 and r["python_threads"] >= 1 for r in rows)
