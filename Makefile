@@ -7,13 +7,13 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 FIGURE_ARGS ?= --quick
 
-.PHONY: figures test docs lint clean clean-cache
+.PHONY: figures test docs bench lint clean clean-cache
 
 $(STAMP): pyproject.toml scripts/install-system-deps.sh
 	bash scripts/install-system-deps.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[bench,dev,dynamics,plot,docs]"
+	$(BIN)/python -m pip install --quiet -e ".[bench,dev,dynamics,plot,docs,dask]"
 	$(BIN)/python -c "import sksparse.cholmod, qdldl" || \
 		{ echo "error: the CHOLMOD / QDLDL peers did not install (see above)"; exit 1; }
 	$(BIN)/python -c "import pinocchio, mujoco" || \
@@ -34,6 +34,19 @@ test: $(STAMP)
 # gallery's scripts run during the build). Warnings are errors. Output: docs/_build/html.
 docs: $(STAMP)
 	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
+
+# Regression benchmarks (asv; benchmarks/ and asv.conf.json): a quick run (each benchmark called
+# once after an untimed warm-up in its setup) of the working tree as installed in .venv, with the
+# results printed, not saved; two to four minutes on two cores. Installs the `asv` extra on first
+# use. BENCH_ARGS adds asv options: `make bench BENCH_ARGS="-b bench_dynamics"` runs a subset,
+# `make bench BENCH_ARGS="--set-commit-hash=$(git rev-parse HEAD)"` saves the results under
+# .asv/results (as that commit's: only right on a clean tree) for `asv compare`.
+# Commit against commit: .venv/bin/asv continuous main HEAD (builds each into .asv/env).
+BENCH_ARGS ?=
+bench: $(STAMP)
+	@$(BIN)/python -c "import asv" 2>/dev/null || $(BIN)/python -m pip install --quiet -e ".[asv]"
+	$(BIN)/asv machine --yes >/dev/null
+	$(BIN)/asv run --python=same --quick --show-stderr $(BENCH_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

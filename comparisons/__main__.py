@@ -1,5 +1,5 @@
-"""``python -m comparisons list | run --suite S [...] | plot FILE | scale [...] | scale-table FILE |
-batch | constraints | ...``."""
+"""``python -m comparisons list | run --suite S [--workers N | --scheduler ADDRESS] [--resume]
+[...] | plot FILE | scale [...] | scale-table FILE | batch | constraints | ...``."""
 
 from __future__ import annotations
 
@@ -31,22 +31,48 @@ def _list(_args) -> int:
 
 
 def _run(args) -> int:
+    from contextlib import nullcontext
+
+    from .runner import gemm_reference_gflops, simd_gemm_gflops, write_metadata
+
     suite = SUITES[args.suite]
     t0 = time.perf_counter()
-    rows = run(suite, families=args.families, sizes=args.sizes, kinds=args.kinds,
-               solvers=args.solvers, repeats=args.repeats, min_case_s=args.min_case_time,
-               relabel=args.relabel)
     out = Path(args.out or f"results/{suite.name}.csv")
-    from threadpoolctl import threadpool_limits
+    distributed = bool(args.workers or args.scheduler)
+    if args.workers and args.scheduler:
+        raise SystemExit("error: give --workers or --scheduler, not both")
+    meta = {**_meta(), "suite": suite.name, "resume": args.resume,
+            "mode": f"scheduler {args.scheduler}" if args.scheduler
+            else f"LocalCluster, {args.workers} workers" if args.workers else "in-process"}
+    if distributed:
+        from .cluster import dask_client, describe_client
 
-    from .runner import gemm_reference_gflops, simd_gemm_gflops
+        ctx = dask_client(workers=args.workers, scheduler=args.scheduler,
+                          retries=args.retries)
+    else:
+        ctx = nullcontext()
+    with ctx as client:
+        if client is not None:
+            info = describe_client(client)
+            meta["dask"] = info
+            print(f"Dask: {len(info['workers'])} workers, scheduler {info['scheduler']}, "
+                  f"dashboard {info['dashboard']}")
+        write_metadata(out, meta)               # a first version, in case the run is cut
+        rows = run(suite, families=args.families, sizes=args.sizes, kinds=args.kinds,
+                   solvers=args.solvers, repeats=args.repeats, min_case_s=args.min_case_time,
+                   relabel=args.relabel, out=out, resume=args.resume, client=client,
+                   retries=args.retries, progress=not args.no_progress)
+    from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
         gemm = gemm_reference_gflops()
         simd = simd_gemm_gflops()
-    meta = {**_meta(), "suite": suite.name, "gemm6_reference_gflops": round(gemm, 3),
-            "gemm6_simd_gflops": round(simd, 3), "seconds": round(time.perf_counter() - t0, 1)}
-    write_results(rows, out, meta)
+    meta.update({"gemm6_reference_gflops": round(gemm, 3), "gemm6_simd_gflops": round(simd, 3),
+                 "gemm6_note": "measured on the host that ran the command",
+                 "cpus": sorted({r["cpu"] for r in rows if r.get("cpu")}),
+                 "hosts": sorted({r["host"] for r in rows if r.get("host")}),
+                 "seconds": round(time.perf_counter() - t0, 1)})
+    write_metadata(out, meta)
     bad = [r for r in rows if r["status"] == "failed"]
     print(f"{len(rows)} rows ({len(bad)} failed, "
           f"{sum(r['status'] == 'skipped' for r in rows)} skipped) -> {out}, "
@@ -55,7 +81,8 @@ def _run(args) -> int:
         print(f"  failed: {r['family']} {r['size']} {r['kind']} {r['solver']}: {r['reason']}")
     trees = [r for r in rows if r.get("gflops") and r["family"] in ("path", "random_tree")
              and r["solver"].startswith("graphsolve-brudigam")]   # zero fill: O(n) work
-    if trees:                   # the uniform 6×6 spd case first (a KKT path has more nodes)
+    if trees and not distributed:   # the GEMM reference is this host's: same-run only here
+        # the uniform 6×6 spd case first (a KKT path has more nodes)
         big = max(trees, key=lambda r: (r["kind"] == "spd", r["nodes"], r["gflops"]))
         print(f"graphsolve (brudigam) on a {big['nodes']}-node {big['family']}: "
               f"{big['gflops']:.2f} GFLOP/s (analysis flops / refactor time) = "
@@ -275,7 +302,21 @@ def main(argv=None) -> int:
                         "matrix permuted blockwise, seeded by family, size and r; CSV column "
                         "labelling: native, random-0 .. random-<K-1>); cases with pinned "
                         "orderings (suite paper) run native only")
-    r.add_argument("--out", help="CSV path (default results/SUITE.csv)")
+    r.add_argument("--out", help="CSV path (default results/SUITE.csv); each finished case's "
+                   "rows are appended at once")
+    r.add_argument("--workers", type=int, metavar="N",
+                   help="run the cases as Dask tasks on a local cluster of N single-threaded "
+                        "worker processes (needs the dask extra)")
+    r.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the cases as Dask tasks on an existing cluster (e.g. "
+                        "tcp://host:8786)")
+    r.add_argument("--resume", action="store_true",
+                   help="keep the CSV and skip the cases it holds for every solver (key: "
+                        "suite, family, size, kind, labelling); the others run again")
+    r.add_argument("--retries", type=int, default=2, metavar="K",
+                   help="with Dask: resubmit a case that raised, or whose worker died, up to K "
+                        "times before recording it as failed (default %(default)s)")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar")
     bt = sub.add_parser("batch", help="batched factorization vs a loop of single ones")
     bt.add_argument("--repeats", type=int)
     bt.add_argument("--out", help="CSV path (default results/batch.csv)")

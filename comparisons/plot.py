@@ -1,17 +1,25 @@
 """Plots and tables from a results CSV: time vs nodes per family and kind (log-log, one line per
 solver), and a fill / ratio table in Markdown, all on the native node numbering; with random
 relabellings in the CSV (``run --relabel K``), a table of one solver's time over a peer's on the
-native against the worst random numbering."""
+native against the worst random numbering.
+
+Ratios are computed within one execution of a case only (the rows sharing a ``task`` id, or,
+in a CSV without that column, a case key): all solvers of a case ran in the same process on the
+same host, so a ratio is a same-run ratio even when the CSV was filled by workers on different
+machines; several executions of a case give the median of their ratios. Absolute times are
+comparable only on one machine: :func:`plot_results` warns when the rows it plots come from
+more than one CPU model."""
 
 from __future__ import annotations
 
 import csv
 import statistics
+import warnings
 from collections import defaultdict
 from pathlib import Path
 
 __all__ = ["read_results", "plot_results", "fill_table", "ratio_table", "labelling_table",
-           "native"]
+           "native", "cpu_models", "case_runs"]
 
 REFERENCE_PEER = "cholmod"
 
@@ -30,6 +38,34 @@ def _ok(rows):
     return [r for r in native(rows) if r["status"] == "ok"]
 
 
+def cpu_models(rows: list[dict]) -> list[str]:
+    """The distinct non-empty ``cpu`` values of ``rows`` (none for a CSV without the column)."""
+    return sorted({r["cpu"] for r in rows if r.get("cpu")})
+
+
+def case_runs(rows: list[dict], metric: str = "refactor_solve_s"
+              ) -> dict[tuple, list[dict[str, float]]]:
+    """``{(family, kind, size, labelling): [{solver: metric} per execution of the case]}`` over
+    the ``ok`` rows: an execution is the rows sharing a ``task`` id (one task, one process);
+    rows without one form a single execution per case."""
+    runs: dict[tuple, dict[str, float]] = defaultdict(dict)
+    for r in rows:
+        if r["status"] != "ok" or r.get(metric) in (None, ""):
+            continue
+        case = (r["family"], r["kind"], int(r["size"]), r.get("labelling") or "native")
+        runs[(*case, r.get("task") or "")][r["solver"]] = float(r[metric])
+    out: dict[tuple, list[dict[str, float]]] = defaultdict(list)
+    for key, values in runs.items():
+        out[key[:4]].append(values)
+    return out
+
+
+def _ratio(executions: list[dict[str, float]], mine: str, peer: str) -> float | None:
+    """Median over the executions of a case of ``mine / peer`` within each execution."""
+    xs = [d[mine] / d[peer] for d in executions if d.get(mine) and d.get(peer)]
+    return statistics.median(xs) if xs else None
+
+
 def plot_results(rows: list[dict], out_dir, stem: str = "comparison",
                  metric: str = "refactor_solve_s") -> list[Path]:
     """One PNG per (family, kind): ``metric`` in ms vs graph nodes, log-log (native
@@ -39,6 +75,11 @@ def plot_results(rows: list[dict], out_dir, stem: str = "comparison",
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    cpus = cpu_models(_ok(rows))
+    if len(cpus) > 1:
+        warnings.warn(f"the rows come from {len(cpus)} CPU models ({'; '.join(cpus)}): absolute "
+                      f"times in the {metric} plots are not comparable across them; compare "
+                      "the within-case ratios of the tables", UserWarning, stacklevel=2)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     groups = defaultdict(list)
@@ -105,16 +146,15 @@ def ratio_table(rows: list[dict], solver: str = "graphsolve-brudigam-compiled",
     """Markdown: ``solver``'s time divided by every other solver's, per case (< 1: faster;
     native numbering)."""
     ok = _ok(rows)
-    at = {(r["family"], r["kind"], int(r["size"]), r["solver"]): float(r[metric]) for r in ok}
+    runs = case_runs(ok, metric)
     peers = sorted({r["solver"] for r in ok} - {solver})
     cases = sorted({(r["family"], r["kind"], int(r["size"]), int(r["nodes"])) for r in ok})
     lines = [f"{metric} of {solver} / peer (below 1: {solver} faster)", "",
              "| family | kind | size | nodes | " + " | ".join(peers) + " |",
              "|" + "---|" * (4 + len(peers))]
     for fam, kind, size, nodes in cases:
-        mine = at.get((fam, kind, size, solver))
-        cells = [f"{mine / at[(fam, kind, size, p)]:.2f}" if mine and (fam, kind, size, p) in at
-                 else "" for p in peers]
+        ex = runs.get((fam, kind, size, "native"), [])
+        cells = [f"{x:.2f}" if (x := _ratio(ex, solver, p)) is not None else "" for p in peers]
         lines.append(f"| {fam} | {kind} | {size} | {nodes} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -124,18 +164,17 @@ def labelling_table(rows: list[dict], solver: str = "graphsolve-auto-compiled",
     """Markdown: ``solver``'s ``metric`` over ``peer``'s on the same case, on the native
     numbering and on the worst (largest ratio) and median of the random relabellings, per
     family, kind and size ("" where a row is missing or not ok)."""
-    at = {(r["family"], r["kind"], int(r["size"]), r.get("labelling") or "native", r["solver"]):
-          float(r[metric]) for r in rows if r["status"] == "ok"}
+    runs = case_runs(rows, metric)
     cases = sorted({(r["family"], r["kind"], int(r["size"]), int(r["nodes"])) for r in rows
-                    if r.get("labelling") in (None, "", "native")})
-    labels = sorted({k[3] for k in at} - {"native"})
+                    if r.get("labelling") in (None, "", "native")
+                    and r.get("nodes") not in (None, "")})
+    labels = sorted({k[3] for k in runs} - {"native"})
     lines = [f"{metric} of {solver} / {peer} by node numbering (below 1: {solver} faster)", "",
              "| family | kind | size | nodes | native | worst random | median random | "
              "random labellings |", "|" + "---|" * 8]
 
     def ratio(fam, kind, size, lab):
-        mine, theirs = at.get((fam, kind, size, lab, solver)), at.get((fam, kind, size, lab, peer))
-        return mine / theirs if mine and theirs else None
+        return _ratio(runs.get((fam, kind, size, lab), []), solver, peer)
 
     for fam, kind, size, nodes in cases:
         nat = ratio(fam, kind, size, "native")

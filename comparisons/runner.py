@@ -17,8 +17,9 @@ from functools import partial
 import numpy as np
 
 __all__ = ["Timing", "time_call", "bench_case", "bench_solver", "run", "machine_metadata",
-           "write_results", "gemm_reference_gflops",
-           "simd_gemm_gflops"]
+           "write_results", "write_metadata", "gemm_reference_gflops", "simd_gemm_gflops",
+           "CASE_KEY", "CASE_FAILED", "CaseSpec", "CaseCsv", "case_key", "case_specs", "run_case",
+           "failed_case_rows", "cpu_model", "worker_info"]
 
 
 @dataclass(frozen=True)
@@ -144,13 +145,7 @@ def machine_metadata() -> dict:
 
     from .solvers import package_version
 
-    cpu = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            cpu = next(line.split(":", 1)[1].strip() for line in fh
-                       if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = cpu_model()
     meta = {
         "python": platform.python_version(), "platform": platform.platform(), "cpu": cpu,
         "cpu_count": os.cpu_count(),
@@ -274,9 +269,178 @@ def _failed(exc: Exception) -> dict:
     return {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"[:300]}
 
 
+# ---------------------------------------------------------------------- cases as tasks
+CASE_KEY = ("suite", "family", "size", "kind", "labelling")
+"""Columns that identify a case in a results CSV (:func:`case_key`): a case is one system
+(suite, graph family, size, matrix kind, node numbering) on which every solver of the run is
+timed in the same process, one after the other in interleaved rounds."""
+
+CASE_FAILED = "(case)"
+"""``solver`` column of the row that records a case that failed as a whole (its task raised,
+or its worker died more often than the retries allow)."""
+
+_WARMED: set[str] = set()          # run ids whose warm-up this process has done
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """One case of a suite run, the unit of work of :func:`run_case`: one Dask task, or one
+    iteration of the in-process loop. ``relabel`` is ``None`` for the generator's numbering
+    (``labelling="native"``) or ``r`` for the seeded random numbering ``random-<r>``."""
+
+    suite: object                  # comparisons.suite.Suite
+    family: str
+    size: int
+    kind: str
+    relabel: int | None
+    solvers: tuple[str, ...]
+    repeats: int
+    min_case_s: float = 0.0
+    warmup_s: float = 0.0
+    run_id: str = ""
+    blas_threads: int = 1
+
+    @property
+    def labelling(self) -> str:
+        return "native" if self.relabel is None else f"random-{self.relabel}"
+
+    @property
+    def key(self) -> tuple:
+        """:func:`case_key` of this case's rows."""
+        return (self.suite.name, self.family, int(self.size), self.kind, self.labelling)
+
+    def __str__(self) -> str:
+        return "case " + " ".join(map(str, self.key))
+
+
+def case_key(row: dict) -> tuple:
+    """``(suite, family, size, kind, labelling)`` of a result row (size as an int; a missing or
+    empty labelling is ``"native"``): the key by which ``run --resume`` recognises the cases a
+    CSV already holds."""
+    return (row["suite"], row["family"], int(row["size"]), row["kind"],
+            row.get("labelling") or "native")
+
+
+def case_specs(suite, families=None, sizes=None, kinds=None, solvers=None, repeats=None,
+               min_case_s=None, relabel: int = 0, warmup_s: float = 0.0, run_id: str = "",
+               blas_threads: int = 1) -> list[CaseSpec]:
+    """The cases of a run in order: each (family, size, kind) of the suite on its native
+    numbering, then on ``relabel`` random numberings (none for a suite whose cases pin
+    orderings, ``suite.relabels`` false)."""
+    names = tuple(solvers or suite.solvers)
+    reps = repeats or suite.repeats
+    spread = suite.min_case_s if min_case_s is None else min_case_s
+    labels = [None] + (list(range(relabel)) if getattr(suite, "relabels", True) else [])
+    return [CaseSpec(suite, family, size, kind, r, names, reps, spread, warmup_s, run_id,
+                     blas_threads)
+            for family, size, kind in suite.cases(families, sizes, kinds) for r in labels]
+
+
+def _pinned_threads(blas_threads: int = 1):
+    """Context: BLAS / OpenMP pools limited to ``blas_threads`` (threadpoolctl, when installed)
+    and numba's parallel kernels to one thread; both restored on exit."""
+    from contextlib import ExitStack, contextmanager
+
+    @contextmanager
+    def numba_one():
+        try:
+            import numba
+
+            before = numba.get_num_threads()
+            numba.set_num_threads(1)
+        except (ImportError, ValueError, RuntimeError):
+            yield
+            return
+        try:
+            yield
+        finally:
+            numba.set_num_threads(before)
+
+    stack = ExitStack()
+    try:
+        from threadpoolctl import threadpool_limits
+
+        stack.enter_context(threadpool_limits(limits=blas_threads))
+    except ImportError:
+        pass
+    stack.enter_context(numba_one())
+    return stack
+
+
+def cpu_model() -> str:
+    """The CPU model of this machine (``/proc/cpuinfo``'s model name, else
+    ``platform.processor()``)."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo") as fh:
+            return next(line.split(":", 1)[1].strip() for line in fh
+                        if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
+def worker_info() -> dict:
+    """``host``, ``cpu`` and ``worker`` columns of the rows this process produces: the host
+    name, its CPU model and the address of the Dask worker running the task (``"local"``
+    outside a worker)."""
+    import socket
+    import sys
+
+    worker = "local"
+    if "distributed" in sys.modules:            # a worker process has imported it
+        try:
+            from distributed import get_worker
+
+            worker = str(get_worker().address)
+        except (ImportError, ValueError):
+            pass
+    return {"host": socket.gethostname(), "cpu": cpu_model(), "worker": worker}
+
+
+def run_case(spec: CaseSpec) -> list[dict]:
+    """Build one case and time every solver of ``spec`` on it (:func:`bench_case`) with BLAS
+    and numba pinned to one thread; one row per solver, with the case's key columns and the
+    ``host``, ``cpu``, ``worker`` and ``task`` (an id shared by the rows of this execution)
+    columns. The first case a process runs for a run id is benchmarked untimed for
+    ``spec.warmup_s`` seconds first (see :func:`run`). The same function runs a case in
+    process and in a Dask worker. Exceptions other than a solver's (which
+    :func:`bench_case` records as failed rows) propagate."""
+    import uuid
+
+    from .solvers import make_solvers
+    from .suite import relabel_case, relabelling_seed
+
+    case = spec.suite.make_case(spec.family, spec.size, spec.kind)
+    if spec.relabel is not None:
+        if case.orderings:                      # pinned orderings: native only
+            return []
+        case = relabel_case(case, relabelling_seed(spec.family, spec.size, spec.relabel),
+                            spec.labelling)
+    base = {"suite": spec.suite.name, "family": spec.family, "size": spec.size,
+            "kind": spec.kind, "labelling": case.labelling, "nodes": case.nodes, "N": case.N}
+    with _pinned_threads(spec.blas_threads):
+        if spec.warmup_s > 0 and spec.run_id not in _WARMED:
+            _warm_up(case, make_solvers(spec.solvers), spec.warmup_s)
+            _WARMED.add(spec.run_id)
+        rows = bench_case(make_solvers(spec.solvers), case, spec.repeats,
+                          min_case_s=spec.min_case_s)
+    extra = {**worker_info(), "task": uuid.uuid4().hex[:12]}
+    return [{**base, **row, **extra} for row in rows]
+
+
+def failed_case_rows(spec: CaseSpec, exc: BaseException) -> list[dict]:
+    """The one row recording that ``spec`` failed as a whole (solver :data:`CASE_FAILED`)."""
+    return [{"suite": spec.suite.name, "family": spec.family, "size": spec.size,
+             "kind": spec.kind, "labelling": spec.labelling, "solver": CASE_FAILED,
+             "status": "failed",
+             "reason": f"{spec}: {type(exc).__name__}: {exc}"[:500]}]
+
+
 def run(suite, families=None, sizes=None, kinds=None, solvers=None, repeats=None,
         blas_threads: int = 1, progress: bool = True, warmup_s: float = 1.0,
-        min_case_s: float | None = None, relabel: int = 0) -> list[dict]:
+        min_case_s: float | None = None, relabel: int = 0, out=None, resume: bool = False,
+        client=None, retries: int = 2, on_case: Callable | None = None) -> list[dict]:
     """Run a suite (see :mod:`comparisons.suite`) and return one row per case and solver.
 
     Each case runs on its own numbering (``labelling="native"``) and, with ``relabel`` = K > 0,
@@ -284,54 +448,72 @@ def run(suite, families=None, sizes=None, kinds=None, solvers=None, repeats=None
     matrix permuted blockwise: :func:`comparisons.suite.relabelled_cases`); a case with pinned
     orderings (the paper suite) runs native only.
 
-    BLAS threads are pinned to ``blas_threads`` (threadpoolctl) for the whole run. Before the
-    first case is timed, it is benchmarked untimed for ``warmup_s`` seconds (all solvers):
-    the first timed case of a fresh process was otherwise measured in a colder state than
-    the others (path 100 nodes, refactor + solve, best of 7, four fresh processes: SuperLU
-    415-660 µs cold against 341-523 warmed up; in one of the four every solver, graphsolve
-    and CHOLMOD included, was 1.4× slower), which bent the fitted time-vs-nodes slopes.
-    ``min_case_s`` (default: the suite's) spreads each case's rounds over at least that many
-    seconds (:func:`bench_case`).
+    One case (:class:`CaseSpec`) is one call of :func:`run_case`: every solver of the case is
+    timed on the same matrix in the same process, so the ratios between solvers are same-run
+    ratios. Without ``client`` the cases run one after the other in this process; with a
+    ``distributed.Client`` each case is one Dask task (:func:`comparisons.cluster.map_cases`:
+    retried ``retries`` times when it raises or its worker dies). A case that still fails
+    becomes one row with ``solver="(case)"``, ``status="failed"`` and the reason; the run goes
+    on.
+
+    With ``out`` (a CSV path), each finished case's rows are appended to it at once (a new file
+    unless ``resume``; see :class:`CaseCsv`); with ``resume``, the cases whose rows the CSV
+    already holds for every solver (by :func:`case_key`) are skipped. ``on_case(spec, rows)``
+    is called after each case (after the rows were written). Returns the rows of the cases run
+    by this call, in the suite's case order.
+
+    BLAS threads are pinned to ``blas_threads`` (threadpoolctl) and numba's to one around every
+    case. Before the first case a process times, it benchmarks that case untimed for
+    ``warmup_s`` seconds (all solvers): the first timed case of a fresh process was otherwise
+    measured in a colder state than the others (path 100 nodes, refactor + solve, best of 7,
+    four fresh processes: SuperLU 415-660 µs cold against 341-523 warmed up; in one of the
+    four every solver, graphsolve and CHOLMOD included, was 1.4× slower), which bent the
+    fitted time-vs-nodes slopes. ``min_case_s`` (default: the suite's) spreads each case's
+    rounds over at least that many seconds (:func:`bench_case`).
     """
-    from contextlib import nullcontext
+    import uuid
 
     from tqdm import tqdm
 
     from .solvers import make_solvers
-    from .suite import relabelled_cases
 
     names = tuple(solvers or suite.solvers)
     make_solvers(names)                                   # fail early on unknown names
-    triples = list(suite.cases(families, sizes, kinds))
-    try:
-        from threadpoolctl import threadpool_limits
+    specs = case_specs(suite, families, sizes, kinds, names, repeats, min_case_s, relabel,
+                       warmup_s, uuid.uuid4().hex, blas_threads)
+    sink = None
+    if out is not None:
+        sink = CaseCsv(out, resume=resume, cases=specs, solvers=names)
+        specs = [s for s in specs if s.key not in sink.done]
+    results: dict[int, list[dict]] = {}
+    bar = tqdm(total=len(specs), disable=not progress, unit="case",
+               desc=f"suite {suite.name}")
 
-        limit = threadpool_limits(limits=blas_threads)
-    except ImportError:
-        limit = nullcontext()
-    rows = []
-    with limit:
-        if triples and warmup_s > 0:
-            _warm_up(suite.make_case(*triples[0]), make_solvers(names), warmup_s)
-        bar = tqdm(total=len(triples) * len(names) * (1 + relabel), disable=not progress,
-                   unit="run", desc=f"suite {suite.name}")
-        for family, size, kind in triples:
-            native = suite.make_case(family, size, kind)
-            cases = [native] + relabelled_cases(native, relabel)
-            if len(cases) < 1 + relabel:                  # pinned orderings: native only
-                bar.total -= (1 + relabel - len(cases)) * len(names)
-                bar.refresh()
-            for case in cases:
-                base = {"suite": suite.name, "family": family, "size": size, "kind": kind,
-                        "labelling": case.labelling, "nodes": case.nodes, "N": case.N}
-                bar.set_postfix_str(f"{family} {size} {kind} {case.labelling}")
-                for row in bench_case(make_solvers(names), case, repeats or suite.repeats,
-                                      min_case_s=suite.min_case_s if min_case_s is None
-                                      else min_case_s):
-                    rows.append({**base, **row})
-                    bar.update()
+    def finish(i: int, rows: list[dict]) -> None:
+        results[i] = rows
+        if sink is not None:
+            sink.append(rows)
+        if on_case is not None:
+            on_case(specs[i], rows)
+        bar.set_postfix_str(" ".join(map(str, specs[i].key[1:])))
+        bar.update()
+
+    try:
+        if client is None:
+            for i, spec in enumerate(specs):
+                try:
+                    rows = run_case(spec)
+                except Exception as exc:        # a broken case is a result, not a crash
+                    rows = failed_case_rows(spec, exc)
+                finish(i, rows)
+        else:
+            from .cluster import map_cases
+
+            for i, rows in map_cases(client, specs, retries=retries):
+                finish(i, rows)
+    finally:
         bar.close()
-    return rows
+    return [r for i in sorted(results) for r in results[i]]
 
 
 def _warm_up(case, solvers, seconds: float) -> None:
@@ -347,7 +529,10 @@ def _warm_up(case, solvers, seconds: float) -> None:
 COLUMNS = ("suite", "family", "size", "kind", "labelling", "nodes", "N", "solver", "version",
            "status", "reason", "analyze_s", "factor_s", "refactor_s", "refactor_median_s",
            "solve_s", "solve_median_s", "refactor_solve_s", "repeats", "residual", "factor_nnz",
-           "fill_pairs", "flops", "gflops", "method")
+           "fill_pairs", "flops", "gflops", "method", "host", "cpu", "worker", "task")
+"""Columns of a suite run's CSV. ``host``, ``cpu`` and ``worker`` say where a case ran (host
+name, CPU model, Dask worker address or ``"local"``); ``task`` is an id shared by the rows of
+one execution of a case, within which ratios between solvers are computed."""
 
 
 def write_results(rows: list[dict], path, meta: dict, columns=COLUMNS) -> None:
@@ -366,3 +551,83 @@ def write_results(rows: list[dict], path, meta: dict, columns=COLUMNS) -> None:
         w.writeheader()
         w.writerows(rows)
     path.with_suffix(".json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
+
+
+def write_metadata(path, meta: dict) -> None:
+    """Write the JSON metadata next to the CSV ``path`` (``path`` with suffix ``.json``)."""
+    import json
+    from pathlib import Path
+
+    path = Path(path).with_suffix(".json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(meta, indent=2, default=str) + "\n")
+
+
+def _one_line(value):
+    return value.replace("\r", " ").replace("\n", " ") if isinstance(value, str) else value
+
+
+class CaseCsv:
+    """The CSV of a suite run, written case by case.
+
+    A new file (header only) unless ``resume``. With ``resume`` and an existing file, the
+    cases of ``cases`` whose rows the file holds for every solver of ``solvers`` (matched by
+    :func:`case_key`) are complete and listed in :attr:`done`; the file is rewritten (through
+    a temporary file) without a partly written last line, without the rows of the other cases
+    of ``cases`` (incomplete or failed as a whole: they run again, all their solvers in one
+    task) and with :data:`COLUMNS` plus any other columns it had; rows of cases not in
+    ``cases`` are kept as they are. :meth:`append` writes one case's rows in one write, so an
+    interrupted run loses at most the cases in flight."""
+
+    def __init__(self, path, columns=COLUMNS, resume: bool = False, cases=(), solvers=()):
+        import csv
+        import io
+        import os
+        from collections import defaultdict
+        from pathlib import Path
+
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.done: set[tuple] = set()
+        kept: list[dict] = []
+        columns = list(columns)
+        if resume and self.path.exists():
+            text = self.path.read_text()
+            if text and not text.endswith("\n"):           # a partly written last row
+                text = text[:text.rfind("\n") + 1]
+            reader = csv.DictReader(io.StringIO(text))
+            rows = list(reader)
+            columns += [c for c in reader.fieldnames or () if c not in columns]
+            groups: dict[tuple, list[dict]] = defaultdict(list)
+            for r in rows:
+                try:
+                    groups[case_key(r)].append(r)
+                except (KeyError, TypeError, ValueError):   # not a case row: dropped
+                    continue
+            wanted = {getattr(c, "key", c) for c in cases}
+            need = set(solvers)
+            for key, rs in groups.items():
+                got = {r.get("solver") for r in rs}
+                if key not in wanted:
+                    kept += rs
+                elif CASE_FAILED not in got and need <= got:
+                    self.done.add(key)
+                    kept += rs
+        self.columns = columns
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with tmp.open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
+            w.writeheader()
+            w.writerows(kept)
+        os.replace(tmp, self.path)
+
+    def append(self, rows: list[dict]) -> None:
+        """Append one case's rows (newlines in text fields become spaces)."""
+        import csv
+        import io
+
+        buf = io.StringIO()
+        csv.DictWriter(buf, fieldnames=self.columns, extrasaction="ignore").writerows(
+            {k: _one_line(v) for k, v in r.items()} for r in rows)
+        with self.path.open("a", newline="") as fh:
+            fh.write(buf.getvalue())

@@ -210,6 +210,7 @@ class Suite:
     skip: frozenset[tuple[str, str]] = field(default_factory=frozenset)  # (family, kind)
     make_case: Callable[..., Case] = make_case
     min_case_s: float = 0.0
+    relabels: bool = True          # False: cases pin orderings, ``run --relabel`` runs native
 
     def cases(self, families=None, sizes=None, kinds=None) -> Iterator[tuple[str, int, str]]:
         """``(family, size, kind)`` triples, optionally restricted."""
@@ -265,7 +266,7 @@ SUITES = {
         kinds=("paper",),
         solvers=("graphsolve-brudigam-compiled", "graphsolve-amd-compiled",
                  "dense-lapack-lu-separate", "dense-lapack-lu", "superlu-colamd"),
-        repeats=5, make_case=make_paper_case,
+        repeats=5, make_case=make_paper_case, relabels=False,
         description="Brüdigam et al. 2023 Fig. 9 b-d as originally run: original graphs "
                     "(net_paper quirk for N >= 10), i.i.d. normal blocks incl. fill, dense "
                     "solve on a separate uniform matrix"),
