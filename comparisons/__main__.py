@@ -126,7 +126,8 @@ def _batch(args) -> int:
     for r in rows:
         print(f"  {r['family']:>7} {r['size']:>4} B={r['batch']:<5} threads={r['threads']}: "
               f"batch {r['per_matrix_batch_us']:8.1f} us/matrix, loop "
-              f"{r['per_matrix_loop_us']:8.1f} us/matrix, speed-up {r['speedup']:.2f}x")
+              f"{r['per_matrix_loop_us']:8.1f} us/matrix, speed-up {r['speedup']:.2f}x; "
+              f"{r['python_threads']} Python threads {r['pool_speedup']:.2f}x the loop")
     print(f"-> {out}")
     return 0
 
@@ -167,10 +168,15 @@ def _dynamics(args) -> int:
     plot_pendulum_benchmark(rows, png, versions)
     for r in rows:
         t = f"{r['us_per_step']:9.1f} us/step" if r["status"] == "ok" else r["status"]
-        print(f"  {r['joint']:>9} n={r['n']:<4} {r['solver']:<30} {t}")
+        run = (f", Simulation.run {r['run_us_per_step']:9.1f} us/step (recording "
+               f"{100 * r['recording_overhead']:.1f} %)"
+               if r["status"] == "ok" and r.get("run_us_per_step") else "")
+        print(f"  {r['joint']:>9} n={r['n']:<4} {r['solver']:<30} {t}{run}")
     for r in ratio_summary(rows):
         ratios = ", ".join(f"{k[3:]} {v:.2f}x" for k, v in r.items() if k.startswith("vs_"))
-        print(f"  maximal / peer, {r['joint']} n={r['n']}: {ratios}")
+        runs = ", ".join(f"{k[7:]} {v:.2f}x" for k, v in r.items() if k.startswith("run_vs_"))
+        print(f"  maximal / peer, {r['joint']} n={r['n']}: step loop {ratios}"
+              + (f"; Simulation.run {runs}" if runs else ""))
     for joint in ("revolute", "spherical"):
         print(f"  log-log slope of the maximal integrator ({joint}, n >= 10): "
               f"{linear_slope(rows, 'maximal', joint):.2f}")
@@ -198,7 +204,7 @@ def _contacts(args) -> int:
         mj = {"status": f"skipped: {exc}"}
     sizes = tuple(args.sizes or ((1, 5, 10) if args.quick else (1, 2, 5, 10, 20, 50, 100)))
     steps = args.steps or (100 if args.quick else 1000)
-    rows = run_sphere_chain_benchmark(sizes=sizes, steps=steps)
+    rows = run_sphere_chain_benchmark(sizes=sizes, steps=steps, repeats=args.repeats or 1)
     for r in rows:
         rows_mj = (f"MuJoCo {r['mujoco_us_per_step']:8.1f} us/step, penetration "
                    f"{r['mujoco_penetration'] * 100:.2f} cm" if "mujoco_s" in r
@@ -338,6 +344,7 @@ def main(argv=None) -> int:
     ct.add_argument("--sizes", nargs="+", type=int, metavar="N")
     ct.add_argument("--steps", type=int, help="steps per run (default 1000, --quick 100)")
     ct.add_argument("--quick", action="store_true", help="n = 1, 5, 10 and 100 steps")
+    ct.add_argument("--repeats", type=int, help="best of N (default 1)")
     ct.add_argument("--out", help="CSV path (default results/contacts.csv)")
     mn = sub.add_parser("minimal", help="variational integrator in minimal coordinates: "
                         "Newton vs RIQN vs Broyden (Lee et al. 2016 Fig. 3), ABA vs Pinocchio")
