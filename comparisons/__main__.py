@@ -67,6 +67,8 @@ def _run(args) -> int:
     with threadpool_limits(1):
         gemm = gemm_reference_gflops()
         simd = simd_gemm_gflops()
+    skipped = suite.skipped(families=args.families, sizes=args.sizes, kinds=args.kinds)
+    meta["skipped_cases"] = skipped
     meta.update({"gemm6_reference_gflops": round(gemm, 3), "gemm6_simd_gflops": round(simd, 3),
                  "gemm6_note": "measured on the host that ran the command",
                  "cpus": sorted({r["cpu"] for r in rows if r.get("cpu")}),
@@ -79,6 +81,12 @@ def _run(args) -> int:
           f"{out.with_suffix('.json')}")
     for r in bad:
         print(f"  failed: {r['family']} {r['size']} {r['kind']} {r['solver']}: {r['reason']}")
+    if skipped:
+        print(f"{len(skipped)} cases not run by the suite's design (listed in the JSON):")
+        for reason in sorted({s["reason"] for s in skipped}):
+            which = sorted({f"{s['family']} × {s['kind']}" for s in skipped
+                            if s["reason"] == reason})
+            print(f"  {', '.join(which)}: {reason}")
     trees = [r for r in rows if r.get("gflops") and r["family"] in ("path", "random_tree")
              and r["solver"].startswith("graphsolve-brudigam")]   # zero fill: O(n) work
     if trees and not distributed:   # the GEMM reference is this host's: same-run only here

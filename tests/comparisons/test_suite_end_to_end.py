@@ -88,3 +88,18 @@ def test_batch_benchmark_tiny():
     rows = run_batch(cases=(("path", 5, 4),), repeats=1, progress=False)
     assert rows and all(r["max_diff"] < 1e-12 and r["speedup"] > 0 for r in rows)
     assert all(r["pool_s"] > 0 and r["python_threads"] >= 1 for r in rows)
+
+
+def test_cases_left_out_by_a_suite_are_reported_with_their_reason():
+    from comparisons.suite import SUITES
+
+    suite = SUITES["default"]
+    run = set(suite.cases())
+    skipped = suite.skipped()
+    keys = {(s["family"], s["size"], s["kind"]) for s in skipped}
+    assert ("crystal", 3, "kkt") in keys and not keys & run
+    everything = {(f, n, k) for f, sizes in suite.sizes.items() for n in sizes
+                  for k in suite.kinds}
+    assert keys | run == everything                      # nothing disappears silently
+    assert all("singular" in s["reason"] for s in skipped if s["family"] == "crystal")
+    assert suite.skipped(families=["path"]) == []
