@@ -192,6 +192,17 @@ def _dynamics(args) -> int:
     return 0
 
 
+def _urdf(args) -> int:
+    from .urdf_bench import markdown_table, run_urdf_benchmark
+
+    rows = run_urdf_benchmark(args.out, args.corpus, meta=_meta(),
+                              robots=set(args.robots) if args.robots else None,
+                              number=args.number, repeats=args.repeats, progress=True)
+    print(markdown_table(rows))
+    print(f"-> {args.out}")
+    return 0
+
+
 def _contacts(args) -> int:
     from .contact_bench import (
         maximal_box_drop,
@@ -354,6 +365,15 @@ def main(argv=None) -> int:
     ct.add_argument("--quick", action="store_true", help="n = 1, 5, 10 and 100 steps")
     ct.add_argument("--repeats", type=int, help="best of N (default 1)")
     ct.add_argument("--out", help="CSV path (default results/contacts.csv)")
+    ur = sub.add_parser("urdf", help="URDF corpus: step time per robot, maximal vs minimal vs "
+                        "Pinocchio (ABA + semi-implicit Euler)")
+    ur.add_argument("--corpus", help="directory of *.urdf files (default: the repository's "
+                    "tests/dynamics/urdf_corpus)")
+    ur.add_argument("--robots", nargs="+", metavar="NAME", help="file stems (default: all)")
+    ur.add_argument("--number", type=int, default=100, help="steps per timed loop (default "
+                    "%(default)s)")
+    ur.add_argument("--repeats", type=int, default=5, help="best of N loops (default %(default)s)")
+    ur.add_argument("--out", default="results/urdf.csv", help="CSV path (default %(default)s)")
     mn = sub.add_parser("minimal", help="variational integrator in minimal coordinates: "
                         "Newton vs RIQN vs Broyden (Lee et al. 2016 Fig. 3), ABA vs Pinocchio")
     mn.add_argument("--dofs", nargs="+", type=int, metavar="DOF")
@@ -396,7 +416,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     return {"list": _list, "run": _run, "plot": _plot, "batch": _batch,
             "constraints": _constraints, "dynamics": _dynamics,
-            "contacts": _contacts, "minimal": _minimal, "scale": _scale,
+            "contacts": _contacts, "urdf": _urdf, "minimal": _minimal, "scale": _scale,
             "scale-table": _scale_table}[args.command](args)
 
 

@@ -198,7 +198,10 @@ def load_urdf(path_or_string, *, floating_base: bool = False,
     nothing massive below it has a zero articulated inertia: :class:`SpecError`. For
     translational coordinates the spec uses the parent frame; Pinocchio's free-flyer and
     planar coordinates use the joint frame (they agree when the joint origin has
-    ``rpy = 0``), and Pinocchio's planar joint ignores the URDF axis (plane normal to z).
+    ``rpy = 0``), and Pinocchio's planar joint ignores the URDF axis (plane normal to z),
+    while the spec, ``dynamics.maximal`` and :class:`dynamics.minimal.PlanarJoint` move in the
+    plane normal to the axis (the URDF specification): a planar joint with ``axis = z`` (the
+    usual mobile base) is Pinocchio's ``JointModelPlanar``.
 
     Examples
     --------

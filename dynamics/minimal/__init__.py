@@ -47,13 +47,20 @@ from .configuration import (
 from .forces import joint_forces, spring_energy, total_energy
 from .general_joint import GeneralJoint, GeneralJointError
 from .integrators import SimulationResult, simulate
-from .joints import FloatingJoint, JointModel, PrismaticJoint, RevoluteJoint, SphericalJoint
+from .joints import (
+    FloatingJoint,
+    JointModel,
+    PlanarJoint,
+    PrismaticJoint,
+    RevoluteJoint,
+    SphericalJoint,
+)
 from .model import SUPPORTED_JOINTS, Data, Model, TreeModelError
 from .variational import ConvergenceError, drnea, impulse_aba, simulate_variational
 
 __all__ = [
     "Model", "Data", "TreeModelError", "SUPPORTED_JOINTS", "JointModel", "RevoluteJoint",
-    "PrismaticJoint", "SphericalJoint", "FloatingJoint", "spatial",
+    "PrismaticJoint", "SphericalJoint", "FloatingJoint", "PlanarJoint", "spatial",
     "forward_kinematics", "body_poses", "frame_poses", "rnea", "aba", "crba", "nonlinear_effects",
     "kinetic_energy", "potential_energy",
     "neutral", "integrate", "difference", "normalize", "random_configuration",

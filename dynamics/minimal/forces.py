@@ -10,7 +10,10 @@ constant ``k``, damper ``d`` and rest configuration ``q_rest`` (the spec's ``spr
   for right perturbations ``R exp(δ)``, since ``J_r(θ)ᵀ θ = θ``).
 
 Floating joints with a spring or damper are rejected (the spec's floating coordinates are not
-the link-frame twist of this model).
+the link-frame twist of this model). Planar joints take dampers, ``tau = -d v`` (the same
+force as the spec's ``-d`` times the parent-frame translation and angle rates: ``v`` is their
+rotation into the link frame), and reject springs (the spec's spring acts on the parent-frame
+translation, not on the SE(2) ``difference``).
 """
 from __future__ import annotations
 
@@ -50,7 +53,8 @@ def joint_springs(model: Model) -> JointSprings:
     Raises
     ------
     TreeModelError
-        A floating joint with a nonzero spring or damper (naming the joint).
+        A floating joint with a nonzero spring or damper, or a planar joint with a nonzero
+        spring (naming the joint).
     """
     cached = getattr(model, "_joint_springs", None)
     if cached is not None:
@@ -61,6 +65,9 @@ def joint_springs(model: Model) -> JointSprings:
         if jm.type == "floating" and (sj.spring or sj.damper):
             raise TreeModelError(f"joint {jm.name!r}: springs and dampers on floating joints "
                                  "are not supported by dynamics.minimal")
+        if jm.type == "planar" and sj.spring:
+            raise TreeModelError(f"joint {jm.name!r}: springs on planar joints are not "
+                                 "supported by dynamics.minimal (dampers are)")
         k[jm.v_slice], d[jm.v_slice] = sj.spring, sj.damper
         offset = np.zeros(sj.dof) if sj.spring_offset is None else sj.spring_offset
         rest[jm.q_slice] = jm.from_spec(offset, np.zeros(sj.dof))[0]

@@ -16,7 +16,8 @@ Methods
 ``"rk4"``
     Runge-Kutta-Munthe-Kaas of order 4: classical RK4 for ``(δ, v)`` in the tangent space at the
     step start, ``q(t) = q_k ⊕ δ(t)``, ``δ' = dexp⁻¹_{-δ}(v)`` per joint (identity for revolute
-    and prismatic joints, the SO(3) / SE(3) ``dlog`` for spherical and floating joints), so the
+    and prismatic joints, the SO(3) / SE(3) / SE(2) ``dlog`` for spherical, floating and planar
+    joints), so the
     method is fourth order on every joint type and quaternions stay unit.
 ``"riqn"``, ``"newton"``, ``"broyden"``
     The variational integrator of Lee et al. (2016) with the given root finder
@@ -93,6 +94,10 @@ def tangent_rate(model: Model, delta: np.ndarray, v: np.ndarray) -> np.ndarray:
             d, w = delta[s], v[s]
             twist = sp.dlog(-np.concatenate([d[3:], d[:3]])) @ np.concatenate([w[3:], w[:3]])
             out[s] = np.concatenate([twist[3:], twist[:3]])
+        elif jm.type == "planar":
+            # the SE(3) dlog restricted to the planar subalgebra spanned by S's columns
+            S = jm.S
+            out[s] = S.T @ sp.dlog(-S @ delta[s]) @ (S @ v[s])
     return out
 
 

@@ -21,10 +21,16 @@ floating     7    6    position of the link origin in the joint frame and the qu
                        ``(w, x, y, z)`` / ``(linear; angular)`` velocity of the link frame in
                        link coordinates (Pinocchio's free flyer, scalar first)
              6    6    with ``rotation="rotation_vector"``: position and rotation vector
+planar       3    3    ``(x, y, θ)``: position of the link origin in the joint frame along the
+                       plane directions ``(u1, u2)`` normal to ``axis`` and the angle about
+                       ``axis`` / ``(v1, v2, ω)``: the link-frame linear velocity along
+                       ``(u1, u2)`` and the angular rate (Pinocchio's ``JointModelPlanar``,
+                       whose ``q`` is ``(x, y, cos θ, sin θ)``, for ``axis = z``)
 ===========  ===  ===  ==========================================================================
 
 ``integrate`` is ``q ⊕ v``: ``q + v`` for 1-DOF joints, ``q ∘ exp(v)`` on SO(3) and
-``T exp([S v])`` on SE(3) (as ``pinocchio.integrate``); ``difference`` is its inverse.
+``T exp([S v])`` on SE(3) and SE(2) (as ``pinocchio.integrate``); ``difference`` is its
+inverse.
 
 References
 ----------
@@ -40,7 +46,7 @@ from ..spec import Joint
 from . import spatial as sp
 
 __all__ = ["JointModel", "RevoluteJoint", "PrismaticJoint", "SphericalJoint", "FloatingJoint",
-           "ROTATIONS", "QUATERNION_TOLERANCE"]
+           "PlanarJoint", "plane_directions", "ROTATIONS", "QUATERNION_TOLERANCE"]
 
 #: Rotation coordinates of spherical and floating joints.
 ROTATIONS = ("quaternion", "rotation_vector")
@@ -61,7 +67,7 @@ class JointModel:
     ----------
     name : str
     type : str
-        ``"revolute"``, ``"prismatic"``, ``"spherical"`` or ``"floating"``.
+        ``"revolute"``, ``"prismatic"``, ``"spherical"``, ``"floating"`` or ``"planar"``.
     index : int
         Position of the joint (and of its link) in the model.
     parent : int
@@ -304,3 +310,105 @@ class FloatingJoint(_RotationJoint):
         R = self._rotation(q[3:])
         return (np.concatenate([self._R_off @ q[:3], self._to_spec_rotation(q[3:])]),
                 np.concatenate([self._R_off @ (R @ v[:3]), v[3:]]))
+
+
+def plane_directions(axis) -> np.ndarray:
+    """``(3, 2)`` orthonormal plane directions ``(u1, u2)`` of a planar joint about ``axis``.
+
+    ``u1`` is ``e_x`` projected on the plane normal to ``axis`` (``e_y`` when the axis is
+    within 25° of ``x``) and ``u2 = axis × u1``, so ``(u1, u2, axis)`` is right-handed and
+    ``axis = z`` gives ``(e_x, e_y)``, the plane of Pinocchio's ``JointModelPlanar``.
+
+    >>> plane_directions([0, 0, 1]).T
+    array([[1., 0., 0.],
+           [0., 1., 0.]])
+    """
+    a = np.asarray(axis, dtype=float)
+    a = a / np.linalg.norm(a)
+    helper = np.eye(3)[1] if abs(a[0]) > 0.9 else np.eye(3)[0]
+    u1 = helper - (helper @ a) * a
+    u1 /= np.linalg.norm(u1)
+    return np.column_stack([u1, np.cross(a, u1)])
+
+
+def _se2_v(w: float) -> tuple[float, float]:
+    """``(α, β)`` of SE(2)'s ``V(ω) = α I + β J`` (``J`` the rotation by 90°):
+    ``α = sin ω / ω``, ``β = (1 - cos ω) / ω`` (series below ``|ω| < 1e-4``)."""
+    if abs(w) < 1e-4:
+        w2 = w * w
+        return 1.0 - w2 / 6.0 + w2 * w2 / 120.0, w * (0.5 - w2 / 24.0)
+    return np.sin(w) / w, (1.0 - np.cos(w)) / w
+
+
+def _rot2(t: float) -> np.ndarray:
+    c, s = np.cos(t), np.sin(t)
+    return np.array([[c, -s], [s, c]])
+
+
+class PlanarJoint(JointModel):
+    """Motion in the plane normal to ``axis`` and rotation about it (URDF ``planar``).
+
+    ``q = (x, y, θ)``: the link origin at ``x u1 + y u2`` in the joint frame
+    (:func:`plane_directions`) and the link frame rotated by ``θ`` about ``axis``;
+    ``v = (v1, v2, ω)``: the link frame's linear velocity along ``u1``, ``u2`` in *link*
+    coordinates and ``ω = θ̇``, so ``S = [(0; u1), (0; u2), (axis; 0)]`` is constant and
+    ``integrate`` is the SE(2) exponential ``T exp([S v])`` (as Pinocchio's planar joint,
+    whose ``v`` is the same and whose ``q`` is ``(x, y, cos θ, sin θ)``). Unlike Pinocchio,
+    which ignores the URDF axis (plane normal to the joint frame's ``z``), the plane follows
+    ``axis``, as the URDF specification and ``dynamics.maximal`` do; both agree for
+    ``axis = z`` (the usual mobile base).
+
+    The spec's coordinates of a planar joint (:mod:`dynamics.spec`) are the displacement
+    along the parent-frame plane directions of ``dynamics.maximal.joints.basis`` and the
+    angle, their rates the time derivatives; :meth:`from_spec` / :meth:`to_spec` convert
+    (a 2 × 2 rotation of the translation, the link-frame velocity ``R(θ)ᵀ ṗ``).
+    """
+
+    type, nq, nv = "planar", 3, 3
+
+    def __init__(self, *args):
+        self._W = plane_directions(args[0].axis)
+        super().__init__(*args)
+        K = sp.skew(self.axis)
+        self._K, self._K2 = K, K @ K
+        # spec translational coordinates t = M (x, y): the parent-frame plane basis of
+        # dynamics.maximal.joints.basis(R_off axis) (copied: minimal does not import maximal)
+        R_off = quat.rotation_matrix(self.spec_joint.orientation_offset)
+        a = R_off @ self.axis
+        helper = np.eye(3)[int(np.argmin(np.abs(a)))]
+        b1 = np.cross(a, helper)
+        b1 /= np.linalg.norm(b1)
+        C = np.column_stack([b1, np.cross(a, b1)])
+        self._M = C.T @ R_off @ self._W
+        self.plane = _readonly(self._W)
+
+    def _motion_subspace(self) -> np.ndarray:
+        S = np.zeros((6, 3))
+        S[3:, :2] = self._W
+        S[:3, 2] = self.axis
+        return S
+
+    def transform(self, q):
+        s, c = np.sin(q[2]), np.cos(q[2])
+        return np.eye(3) + s * self._K + (1.0 - c) * self._K2, self._W @ q[:2]
+
+    def integrate(self, q, v):
+        al, be = _se2_v(float(v[2]))
+        step = np.array([al * v[0] - be * v[1], be * v[0] + al * v[1]])
+        return np.concatenate([q[:2] + _rot2(q[2]) @ step, [q[2] + v[2]]])
+
+    def difference(self, q0, q1):
+        w = float(q1[2] - q0[2])
+        d = _rot2(q0[2]).T @ (q1[:2] - q0[:2])
+        al, be = _se2_v(w)
+        n = al * al + be * be
+        return np.array([(al * d[0] + be * d[1]) / n, (al * d[1] - be * d[0]) / n, w])
+
+    def from_spec(self, x, xd):
+        x, xd = np.asarray(x, dtype=float), np.asarray(xd, dtype=float)
+        return (np.concatenate([self._M.T @ x[:2], x[2:]]),
+                np.concatenate([_rot2(x[2]).T @ (self._M.T @ xd[:2]), xd[2:]]))
+
+    def to_spec(self, q, v):
+        return (np.concatenate([self._M @ q[:2], q[2:]]),
+                np.concatenate([self._M @ (_rot2(q[2]) @ v[:2]), v[2:]]))

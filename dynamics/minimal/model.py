@@ -7,7 +7,7 @@ returns a :class:`Data` with every work array the algorithms of
 
 Tree
 ----
-Every moving joint (revolute, prismatic, spherical, floating) adds one *link*; links are
+Every moving joint (revolute, prismatic, spherical, floating, planar) adds one *link*; links are
 numbered like the joints, parents first. A fixed joint adds no link: its child body is welded
 to the parent's link (as Pinocchio appends a fixed child's inertia to its parent joint), and
 bodies welded to the world take no part in the dynamics. Link ``i``'s frame is the link frame of
@@ -42,6 +42,7 @@ from .joints import (
     ROTATIONS,
     FloatingJoint,
     JointModel,
+    PlanarJoint,
     PrismaticJoint,
     RevoluteJoint,
     SphericalJoint,
@@ -50,7 +51,8 @@ from .joints import (
 __all__ = ["Model", "Data", "TreeModelError", "SUPPORTED_JOINTS"]
 
 _JOINT_CLASSES = {"revolute": RevoluteJoint, "prismatic": PrismaticJoint,
-                  "spherical": SphericalJoint, "floating": FloatingJoint}
+                  "spherical": SphericalJoint, "floating": FloatingJoint,
+                  "planar": PlanarJoint}
 #: Spec joint types the tree model accepts.
 SUPPORTED_JOINTS = (*_JOINT_CLASSES, "fixed")
 
@@ -71,8 +73,8 @@ class Model:
     Parameters
     ----------
     spec : MechanismSpec
-        A tree: every joint is a revolute, prismatic, spherical, floating or fixed joint whose
-        parent is on the world side.
+        A tree: every joint is a revolute, prismatic, spherical, floating, planar or fixed
+        joint whose parent is on the world side.
     rotation : {"quaternion", "rotation_vector"}
         Rotation coordinates of spherical and floating joints (see :mod:`.joints`): unit
         quaternions ``(w, x, y, z)`` (nq 4 / 7, Pinocchio's choice, scalar first) or rotation
@@ -292,8 +294,9 @@ class Model:
         dynamics.spec.SpecError
             From ``load_urdf``: malformed URDF, an unknown joint type (naming the joint), loops.
         TreeModelError
-            URDF joint types the tree model does not support (``planar``), or a massless link
-            between moving joints whose articulated inertia is singular.
+            A massless link between moving joints whose articulated inertia is singular.
+            (Every URDF joint type loads: ``planar`` joints become
+            :class:`~.joints.PlanarJoint`, ``q = (x, y, θ)``.)
         """
         from ..urdf import load_urdf
         return cls(load_urdf(path_or_text, floating_base=floating_base), rotation=rotation,

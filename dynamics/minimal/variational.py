@@ -38,8 +38,8 @@ Root finders (``solver``)
     dense inverse) with Sherman-Morrison updates: O(n²) per iteration, O(n³) per step.
 
 Updates use ``q ⊕ δ`` (:func:`~dynamics.minimal.configuration.integrate`), so revolute,
-prismatic, spherical (quaternion or rotation vector) and floating joints are all supported
-(the original code supports revolute and prismatic joints only).
+prismatic, spherical (quaternion or rotation vector), floating and planar joints are all
+supported (the original code supports revolute and prismatic joints only).
 
 Analytic DEL Jacobian (Appendix, Algorithm 4)
 ---------------------------------------------
@@ -275,6 +275,9 @@ def _difference_jacobian(jm, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
     diff = jm.difference(q0, q1)
     if jm.type == "spherical":
         return sp.dlog_so3(-diff)
+    if jm.type == "planar":                                  # SE(2) inside SE(3) through S
+        S = jm.S
+        return S.T @ sp.dlog(-S @ diff) @ S
     twist = np.concatenate([diff[3:], diff[:3]])            # floating: v = (linear; angular)
     return sp.swap_halves(sp.dlog(-twist))
 

@@ -80,12 +80,15 @@ def random_spec(seed: int, *, floating_base: bool = False, spherical: float = 0.
 
 def pin_configuration(model, pin_model, q: np.ndarray) -> np.ndarray:
     """Pinocchio ``q`` of a ``dynamics.minimal`` configuration (quaternion rotations):
-    continuous joints as ``(cos, sin)``, quaternions scalar last. Velocities agree as they are
-    (free-flyer ``v`` is ``(linear; angular)`` in the local frame in both)."""
+    continuous joints as ``(cos, sin)``, quaternions scalar last, planar ``(x, y, θ)`` as
+    ``(x, y, cos θ, sin θ)``. Velocities agree as they are (free-flyer ``v`` is ``(linear;
+    angular)`` in the local frame in both, planar ``(v_x, v_y, ω)``)."""
     out = np.zeros(pin_model.nq)
     for jm, pj in zip(model.joints, list(pin_model.joints)[1:], strict=True):
         seg = q[jm.q_slice]
-        if pj.nq == 2:
+        if pj.shortname() == "JointModelPlanar":
+            seg = np.array([seg[0], seg[1], np.cos(seg[2]), np.sin(seg[2])])
+        elif pj.nq == 2:
             seg = np.array([np.cos(seg[0]), np.sin(seg[0])])
         elif pj.nq in (4, 7):
             seg = np.concatenate([seg[:-4], seg[-3:], seg[-4:-3]])

@@ -262,11 +262,19 @@ def test_unknown_joint_type_in_urdf():
         Model.from_urdf(xml)
 
 
-def test_unsupported_joint_type_in_urdf():
+def test_planar_joint_in_urdf_loads():
+    """Every URDF joint type loads since planar joints are supported (PlanarJoint; compared
+    with Pinocchio in test_minimal_planar)."""
     xml = random_tree_urdf(1, 4).replace('type="fixed"', 'type="planar"', 1) \
         .replace('type="prismatic"', 'type="planar"', 1)
-    with pytest.raises(TreeModelError, match=r"joint 'J\d+' has type 'planar'"):
-        Model.from_urdf(xml)
+    model = Model.from_urdf(xml)
+    assert "planar" in [jm.type for jm in model.joints]
+
+
+def test_unsupported_joint_type_in_spec():
+    spec = MechanismSpec([models.rod("a")], [Joint("slot", "cylindrical", WORLD, "a")])
+    with pytest.raises(TreeModelError, match=r"joint 'slot' has type 'cylindrical'"):
+        Model(spec)
 
 
 def test_loops_are_rejected_naming_the_loop_joints():

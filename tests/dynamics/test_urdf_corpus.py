@@ -8,7 +8,8 @@ robot descriptions and the failure classes of issue 24, loaded in both coordinat
 * Every file ``dynamics.maximal`` supports is simulated for 100 steps of 1 ms (and 200 of
   0.5 ms) under gravity from random joint angles: the joint constraints hold to 1e-9, and the
   world positions of all link frames follow the minimal-coordinate RK4 simulation of the same
-  spec (Pinocchio's ABA + RK4 where the minimal model lacks a joint type). The maximal
+  spec (Pinocchio's ABA + RK4 where the minimal model refuses the robot; since planar joints are
+  supported (test_minimal_planar) every maximal case has a minimal reference). The maximal
   integrator is first order in ``dt`` (the five-link check in ``test_maximal_physics``); its
   difference to the fourth-order reference, measured at ≈ 5e-4 m after 0.1 s at 1 ms, must be
   below 2e-3 m and halve (ratio 1.8-2.2) with the step: a modelling difference would not
@@ -66,7 +67,7 @@ CASES: dict[str, dict] = {
     "quadruped": {"floating": True},
     "humanoid_33dof": {"floating": True},
     "mobile_manipulator": {},
-    "mobile_base_planar": {"minimal": "joint 'base_planar' has type 'planar'"},
+    "mobile_base_planar": {},
     "floating_crate": {},
     "pan_tilt_zero_axis": {},
     "massless_fixed_chain": {},

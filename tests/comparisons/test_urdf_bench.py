@@ -1,0 +1,42 @@
+"""Smoke test of comparisons.urdf_bench on two corpus robots, one repeat (no timing
+assertions)."""
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from comparisons import urdf_bench
+
+ROBOTS = ("mobile_base_planar", "universal_wrist_arm")
+
+
+def test_corpus_is_found_and_missing_directory_is_named(tmp_path):
+    files = urdf_bench.corpus_files()
+    assert {p.stem for p in files} >= set(ROBOTS)
+    with pytest.raises(FileNotFoundError, match="corpus_dir"):
+        urdf_bench.corpus_files(tmp_path / "nowhere")
+
+
+def test_two_robots_one_repeat(tmp_path):
+    out = tmp_path / "urdf.csv"
+    rows = urdf_bench.run_urdf_benchmark(out, robots=ROBOTS, number=3, repeats=1)
+    by = {r["robot"]: r for r in rows}
+    assert set(by) == set(ROBOTS)
+    planar = by["mobile_base_planar"]
+    assert (planar["dof"], planar["bodies"], planar["base"]) == (5, 3, "fixed")
+    assert planar["maximal_step_us"] > 0 and planar["maximal_run_us"] > 0
+    assert planar["minimal_step_us"] > 0 and planar["note"] == ""
+    wrist = by["universal_wrist_arm"]                 # massless cross: maximal refuses
+    assert np.isnan(wrist["maximal_step_us"]) and "wrist_cross" in wrist["note"]
+    assert wrist["minimal_step_us"] > 0
+    with out.open() as fh:
+        table = list(csv.DictReader(fh))
+    assert [r["robot"] for r in table] == [r["robot"] for r in rows]
+    assert {"robot", "dof", "bodies", "maximal_step_us", "minimal_step_us",
+            "pinocchio_step_us", "maximal_over_pinocchio"} <= set(table[0])
+    assert json.loads(out.with_suffix(".json").read_text())["benchmark"] == "urdf"
+    text = urdf_bench.markdown_table(rows)
+    assert text.count("\n") == 1 + len(rows) and "mobile_base_planar" in text
