@@ -115,10 +115,11 @@ class Body:
     ``allow_singular=True`` admits a body whose spatial inertia is singular: ``mass >= 0`` and a
     symmetric positive *semi*-definite ``inertia`` (a massless link between two moving joints,
     e.g. the cross of a universal joint, or a point mass). Only ``dynamics.minimal`` accepts such
-    bodies (the articulated inertia every joint sees must still be positive definite, checked
-    when its ``Model`` is built); ``dynamics.maximal`` refuses them with a :class:`SpecError`
-    naming the body and its joints. Otherwise the mass must be positive and the inertia
-    positive definite.
+    bodies exactly (the articulated inertia every joint sees must still be positive definite,
+    checked when its ``Model`` is built); ``dynamics.maximal`` refuses them with a
+    :class:`SpecError` naming the body and its joints, unless ``singular_bodies="regularize"``
+    is passed (:func:`dynamics.maximal.regularize_singular_bodies`: a stated small mass and
+    inertia). Otherwise the mass must be positive and the inertia positive definite.
     """
 
     name: str

@@ -37,6 +37,8 @@ __all__ = ["load_urdf", "write_urdf", "UrdfWarning", "URDF_JOINT_TYPES"]
 #: URDF joint type -> spec joint type.
 URDF_JOINT_TYPES = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic",
                     "fixed": "fixed", "floating": "floating", "planar": "planar"}
+#: Values of ``load_urdf(..., mimic=...)``.
+MIMIC_MODES = ("independent", "error")
 #: Name of the floating joint added by ``load_urdf(..., floating_base=True)`` (Pinocchio's name).
 ROOT_JOINT = "root_joint"
 #: Position, velocity and effort bound written for revolute and prismatic joints (urdfdom needs
@@ -132,7 +134,7 @@ def _parse(source) -> ET.Element:
 
 
 def load_urdf(path_or_string, *, floating_base: bool = False,
-              name: str | None = None) -> MechanismSpec:
+              name: str | None = None, mimic: str = "independent") -> MechanismSpec:
     """Read a URDF kinematic tree as a :class:`~dynamics.spec.MechanismSpec`.
 
     Parameters
@@ -147,6 +149,12 @@ def load_urdf(path_or_string, *, floating_base: bool = False,
         root link is the fixed world and its inertia is ignored.
     name : str, optional
         The spec's name (default: the ``<robot name>``).
+    mimic : {"independent", "error"}
+        Joints with a ``<mimic joint multiplier offset>`` element. ``"independent"`` (default):
+        loaded as independent joints (no coupling) with a :class:`UrdfWarning`, as Pinocchio's
+        URDF parser does by default. ``"error"``: :class:`SpecError` naming the joint, the
+        joint it mimics, the multiplier and the offset (URDF defaults 1 and 0), for callers
+        that must not simulate a coupled mechanism as an uncoupled one.
 
     Returns
     -------
@@ -170,14 +178,18 @@ def load_urdf(path_or_string, *, floating_base: bool = False,
     SpecError
         Malformed XML; a robot without links; a fixed-base robot without a body (a single
         link, or only massless links welded to the root); an unknown joint type (naming joint
-        and type); a zero axis on a revolute, continuous, prismatic or planar joint; a link
-        that is the child of two joints (a loop) or no single root; a joint naming an unknown
-        link; a massless link with no mass moving with it (see Notes); bad numbers.
+        and type); a ``<mimic>`` joint with ``mimic="error"``; a zero axis on a revolute,
+        continuous, prismatic or planar joint; a link that is the child of two joints (a
+        loop) or no single root; a joint naming an unknown link; a massless link with no mass
+        moving with it (see Notes); bad numbers.
+    ValueError
+        An unknown ``mimic`` option.
 
     Warns
     -----
     UrdfWarning
-        For ``<mimic>`` joints (loaded as independent joints, as Pinocchio does by default).
+        For ``<mimic>`` joints with ``mimic="independent"`` (loaded as independent joints, as
+        Pinocchio does by default).
 
     Notes
     -----
@@ -194,7 +206,10 @@ def load_urdf(path_or_string, *, floating_base: bool = False,
     link between two moving joints, a point mass on a joint) becomes a body with
     ``allow_singular=True`` if links with mass move with it: ``dynamics.minimal`` accepts it
     when every joint's articulated inertia is positive definite (as Pinocchio), while
-    ``dynamics.maximal`` refuses it naming the body and its joints. A massless link with
+    ``dynamics.maximal`` refuses it naming the body and its joints, unless asked to
+    regularize it (``Simulation(spec, dt, singular_bodies="regularize",
+    regularize_ratio=1e-6)``: a stated small mass and inertia, an ``O(ratio)`` modelling
+    change, :func:`dynamics.maximal.regularize_singular_bodies`). A massless link with
     nothing massive below it has a zero articulated inertia: :class:`SpecError`. For
     translational coordinates the spec uses the parent frame; Pinocchio's free-flyer and
     planar coordinates use the joint frame (they agree when the joint origin has
@@ -214,6 +229,8 @@ def load_urdf(path_or_string, *, floating_base: bool = False,
     >>> j.type, j.parent, j.parent_point.tolist(), j.child_point.tolist()
     ('revolute', 'world', [0.0, 0.0, 1.0], [0.0, 0.0, 0.5])
     """
+    if mimic not in MIMIC_MODES:
+        raise ValueError(f"mimic must be one of {MIMIC_MODES}, got {mimic!r}")
     robot = _parse(path_or_string)
     rname = robot.get("name") or "mechanism"
     links = {}
@@ -225,7 +242,7 @@ def load_urdf(path_or_string, *, floating_base: bool = False,
     if not links:
         raise SpecError(f"URDF robot {rname!r} has no <link> elements: there is nothing to "
                         "load")
-    urdf_joints = _read_joints(robot, links)
+    urdf_joints = _read_joints(robot, links, mimic)
     order, root = _depth_first(urdf_joints, links)
     anchor = None if floating_base else root
     group, owner = _merge_massless(order, urdf_joints, links, anchor)
@@ -278,7 +295,7 @@ def load_urdf(path_or_string, *, floating_base: bool = False,
     return MechanismSpec(bodies, joints, name=name or rname, frames=frames)
 
 
-def _read_joints(robot: ET.Element, links: dict) -> dict:
+def _read_joints(robot: ET.Element, links: dict, mimic: str = "independent") -> dict:
     """URDF joints by name as dicts (type mapped to spec types); checks the tree structure."""
     joints, parent_joint = {}, {}
     for el in robot.findall("joint"):
@@ -297,7 +314,17 @@ def _read_joints(robot: ET.Element, links: dict) -> dict:
             raise SpecError(f"link {ends[1]!r} is the child of joints {parent_joint[ends[1]]!r} "
                             f"and {jn!r}: kinematic loops cannot be written in URDF")
         parent_joint[ends[1]] = jn
-        if el.find("mimic") is not None:
+        mimic_el = el.find("mimic")
+        if mimic_el is not None:
+            if mimic == "error":
+                factor = _floats(mimic_el.get("multiplier"), 1, f"joint {jn!r} mimic multiplier",
+                                 (1.0,))[0]
+                offset = _floats(mimic_el.get("offset"), 1, f"joint {jn!r} mimic offset",
+                                 (0.0,))[0]
+                raise SpecError(f"joint {jn!r} mimics joint {mimic_el.get('joint')!r} "
+                                f"(multiplier {factor:g}, offset {offset:g}); coupled mimic "
+                                "joints are not supported: load with mimic=\"independent\" "
+                                "(the default) to make it an independent joint")
             warnings.warn(f"joint {jn!r}: <mimic> ignored, loaded as an independent joint",
                           UrdfWarning, stacklevel=3)
         xyz, q_off = _origin(el, f"joint {jn!r}")

@@ -8,8 +8,8 @@ True
 """
 from .control import pd_controller
 from .integrator import NewtonError, StepSystem
-from .mechanism import MaximalModel
+from .mechanism import MaximalModel, RegularizationWarning, regularize_singular_bodies
 from .simulation import Simulation, Trajectory
 
 __all__ = ["Simulation", "Trajectory", "MaximalModel", "StepSystem", "NewtonError",
-           "pd_controller"]
+           "pd_controller", "regularize_singular_bodies", "RegularizationWarning"]

@@ -6,21 +6,169 @@ Each body ``i`` has a position ``x[i]`` (world, of its centre of mass), an orien
 """
 from __future__ import annotations
 
+import dataclasses
+import warnings
+
 import numpy as np
 
 from .. import quaternion as quat
 from ..spec import MechanismSpec, SpecError
 from . import joints as jt
 
-__all__ = ["MaximalModel"]
+__all__ = ["MaximalModel", "RegularizationWarning", "regularize_singular_bodies",
+           "SINGULAR_BODIES"]
+
+#: Values of ``singular_bodies`` (:class:`MaximalModel`, :class:`~.simulation.Simulation`).
+SINGULAR_BODIES = ("refuse", "regularize")
+
+
+class RegularizationWarning(UserWarning):
+    """A body with a singular inertia was given a small regularizing mass and inertia
+    (:func:`regularize_singular_bodies`); the message names the body and what was added."""
+
+
+def _singular_bodies(spec: MechanismSpec) -> list:
+    return [b for b in spec.bodies if b.allow_singular and b.singular]
+
+
+def _articulated_inertia_error(spec: MechanismSpec) -> str | None:
+    """The minimal-coordinate model's message if a joint of the tree ``spec`` sees a singular
+    articulated inertia (the ``ratio -> 0`` limit of the regularization does not exist), else
+    ``None`` (also when the minimal model does not apply: loops, joint types it lacks)."""
+    if spec.loop_joints:
+        return None
+    from ..minimal import Model, TreeModelError  # lazy: the minimal package is optional here
+    try:
+        Model(spec)
+    except TreeModelError as e:
+        return str(e) if "singular articulated inertia" in str(e) else None
+    except (SpecError, ValueError, NotImplementedError):
+        return None
+    return None
+
+
+def regularize_singular_bodies(spec: MechanismSpec, ratio: float = 1e-6, *,
+                               check: bool = True) -> MechanismSpec:
+    """A copy of ``spec`` in which every singular body gets a small mass and inertia.
+
+    A body with ``Body.allow_singular`` and a singular spatial inertia (a massless URDF link
+    between two moving joints, such as the cross of a universal joint; a point mass) cannot be
+    simulated in maximal coordinates, whose discrete dynamics (20) needs every body's mass
+    matrix ``diag(m I, J)`` invertible. This function adds to each such body
+
+    * the mass ``ratio * m_ref`` if its mass is zero (a point mass keeps its mass), and
+    * the isotropic inertia ``ratio * j_ref * I₃`` (about its centre of mass),
+
+    where ``m_ref`` is the smallest mass and ``j_ref`` the smallest principal moment of
+    inertia among the spec's regular bodies. Without regular bodies (a chain of point masses)
+    ``m_ref`` is the smallest positive mass and ``j_ref = m_ref ℓ²`` with ``ℓ`` the largest
+    joint offset (``|parent_point|``, ``|child_point|``) of the spec. Each modified body is
+    reported by a :class:`RegularizationWarning` naming it and the added mass and inertia.
+
+    This is a modelling change, not an exact treatment: in minimal coordinates the joint-space
+    inertia becomes ``M(q) + ratio ΔM(q)``; when ``M(q)`` is positive definite (every joint
+    sees a positive definite articulated inertia, the condition under which
+    ``dynamics.minimal`` accepts the unregularized spec) the accelerations, and over a fixed
+    time the trajectories, change by ``O(ratio)`` and no fast mode appears. Where ``M(q)`` is
+    singular (e.g. two coaxial joints around a massless link) the limit does not exist and
+    the regularized motion depends on ``ratio``: with ``check=True`` (default) such tree specs
+    are refused, using the minimal model's articulated-inertia check (at the neutral
+    configuration; loop-closing specs are not checked).
+
+    Parameters
+    ----------
+    spec : MechanismSpec
+    ratio : float
+        Fraction in ``(0, 1]`` of the reference mass and inertia; default ``1e-6``.
+    check : bool
+        Refuse specs whose unregularized articulated inertia is singular (see above).
+
+    Returns
+    -------
+    MechanismSpec
+        ``spec`` itself when no body is singular, else a copy with regular bodies in place of
+        the singular ones (``allow_singular`` kept, names, joints and frames unchanged).
+
+    Raises
+    ------
+    ValueError
+        ``ratio`` outside ``(0, 1]``.
+    SpecError
+        No body has a positive mass, or (``check``) a joint sees a singular articulated
+        inertia.
+    """
+    return _regularize(spec, ratio, check, stacklevel=3)
+
+
+def _regularize(spec: MechanismSpec, ratio: float, check: bool, stacklevel: int):
+    ratio = float(ratio)
+    if not (np.isfinite(ratio) and 0.0 < ratio <= 1.0):
+        raise ValueError(f"regularize_ratio must be in (0, 1], got {ratio}")
+    singular = _singular_bodies(spec)
+    if not singular:
+        return spec
+    names = [b.name for b in singular]
+    if check:
+        err = _articulated_inertia_error(spec)
+        if err is not None:
+            raise SpecError(f"bodies {names} cannot be regularized: {err}; a small added "
+                            "inertia would decide the motion (no limit as the ratio -> 0)")
+    regular = [b for b in spec.bodies if not b.singular]
+    if regular:
+        m_ref = min(b.mass for b in regular)
+        j_ref = min(np.linalg.eigvalsh(b.inertia).min() for b in regular)
+        basis = "the smallest regular body mass / principal inertia"
+    else:
+        masses = [b.mass for b in spec.bodies if b.mass > 0.0]
+        if not masses:
+            raise SpecError(f"bodies {names}: no body of mechanism {spec.name!r} has a mass, "
+                            "there is nothing to scale a regularization by")
+        m_ref = min(masses)
+        length = max(max(np.linalg.norm(j.parent_point), np.linalg.norm(j.child_point))
+                     for j in spec.joints) if spec.joints else 0.0
+        if not length > 0.0:
+            raise SpecError(f"bodies {names}: mechanism {spec.name!r} has no regular body and "
+                            "no joint offset to scale a regularizing inertia by")
+        j_ref = m_ref * length**2
+        basis = (f"no regular body: the smallest mass and (smallest mass) x (largest joint "
+                 f"offset {length:g} m)^2")
+    bodies = []
+    for b in spec.bodies:
+        if not (b.allow_singular and b.singular):
+            bodies.append(b)
+            continue
+        dm = ratio * m_ref if b.mass <= 0.0 else 0.0
+        dj = ratio * j_ref
+        warnings.warn(f"body {b.name!r} has a singular inertia (mass {b.mass:g} kg); "
+                      f"regularized for maximal coordinates by adding mass {dm:.3g} kg and "
+                      f"isotropic inertia {dj:.3g} kg m^2 (ratio {ratio:g} of {basis}, "
+                      f"{m_ref:.3g} kg / {j_ref:.3g} kg m^2)",
+                      RegularizationWarning, stacklevel=stacklevel)
+        bodies.append(dataclasses.replace(b, mass=b.mass + dm, inertia=b.inertia + dj * np.eye(3)))
+    return dataclasses.replace(spec, bodies=tuple(bodies))
 
 
 class MaximalModel:
     """Arrays of a :class:`~dynamics.spec.MechanismSpec` for the maximal-coordinate code.
 
+    Parameters
+    ----------
+    spec : MechanismSpec
+    singular_bodies : {"refuse", "regularize"}
+        What to do with bodies of singular inertia (``Body.allow_singular``, e.g. a massless
+        URDF link between two moving joints). ``"refuse"`` (default): :class:`SpecError`.
+        ``"regularize"``: simulate :func:`regularize_singular_bodies(spec, regularize_ratio)
+        <regularize_singular_bodies>` instead, which adds a small mass and isotropic inertia to
+        each such body with a :class:`RegularizationWarning` (a modelling change of
+        ``O(regularize_ratio)``, see there).
+    regularize_ratio : float
+        The added mass and inertia as a fraction of the smallest regular body's mass and
+        principal moment of inertia (default ``1e-6``); used with ``"regularize"`` only.
+
     Attributes
     ----------
     spec : MechanismSpec
+        The simulated spec: the given one, or its regularized copy.
     mass : (nb,) ; inertia : (nb, 3, 3) ; gravity : (3,)
     joints : JointSet
         All joints of the spec, in spec order.
@@ -30,29 +178,39 @@ class MaximalModel:
     Raises
     ------
     SpecError
-        A body with a singular inertia (``Body.allow_singular``: e.g. a massless URDF link
-        between two moving joints), naming the body and its joints. Every body's mass matrix
-        ``diag(m I, J)`` enters the discrete dynamics (20) and must be invertible; combining
-        the joints around such a link into one compound joint is not implemented.
+        With ``singular_bodies="refuse"``, a body with a singular inertia, naming the body and
+        its joints: every body's mass matrix ``diag(m I, J)`` enters the discrete dynamics (20)
+        and must be invertible; combining the joints around such a link into one compound
+        joint is not implemented. With ``"regularize"``, the errors of
+        :func:`regularize_singular_bodies`.
+    ValueError
+        An unknown ``singular_bodies`` or a ``regularize_ratio`` outside ``(0, 1]``.
     """
 
-    def __init__(self, spec: MechanismSpec):
+    def __init__(self, spec: MechanismSpec, *, singular_bodies: str = "refuse",
+                 regularize_ratio: float = 1e-6):
         if not isinstance(spec, MechanismSpec):
             raise TypeError(f"expected a MechanismSpec, got {type(spec).__name__}")
-        for b in spec.bodies:
-            if b.allow_singular and b.singular:
-                parents = [j.name for j in spec.joints if j.child == b.name]
-                children = [j.name for j in spec.joints if j.parent == b.name]
-                what = ("has no mass" if b.mass <= 0.0
-                        else f"has a singular inertia (mass {b.mass:g} kg, inertia eigenvalues "
-                             f"{np.linalg.eigvalsh(b.inertia)})")
-                where = (f"it sits between joints {parents} (to its parent) and {children} "
-                         "(to its children)" if children else f"it is moved by joints {parents}")
-                raise SpecError(
-                    f"body {b.name!r} {what}; {where}. The maximal-coordinate model needs a "
-                    "positive mass and a positive definite inertia for every body and does not "
-                    "combine the joints around a massless link into a compound joint: give "
-                    "the link an inertia, or simulate the mechanism with dynamics.minimal")
+        if singular_bodies not in SINGULAR_BODIES:
+            raise ValueError(f"singular_bodies must be one of {SINGULAR_BODIES}, got "
+                             f"{singular_bodies!r}")
+        if singular_bodies == "regularize":
+            spec = _regularize(spec, regularize_ratio, True, stacklevel=4)
+        for b in _singular_bodies(spec):
+            parents = [j.name for j in spec.joints if j.child == b.name]
+            children = [j.name for j in spec.joints if j.parent == b.name]
+            what = ("has no mass" if b.mass <= 0.0
+                    else f"has a singular inertia (mass {b.mass:g} kg, inertia eigenvalues "
+                         f"{np.linalg.eigvalsh(b.inertia)})")
+            where = (f"it sits between joints {parents} (to its parent) and {children} "
+                     "(to its children)" if children else f"it is moved by joints {parents}")
+            raise SpecError(
+                f"body {b.name!r} {what}; {where}. The maximal-coordinate model needs a "
+                "positive mass and a positive definite inertia for every body and does not "
+                "combine the joints around a massless link into a compound joint: give "
+                "the link an inertia, pass singular_bodies=\"regularize\" (with "
+                "regularize_ratio, default 1e-6) to add a small stated mass and inertia, or "
+                "simulate the mechanism with dynamics.minimal")
         self.spec = spec
         self.mass = np.array([b.mass for b in spec.bodies])
         self.inertia = np.array([b.inertia for b in spec.bodies])

@@ -280,9 +280,19 @@ class Simulation:
         Newton iteration cap per step.
     backend : str
         graphsolve kernel backend (``"auto"``, ``"compiled"``, ``"reference"``).
+    singular_bodies : {"refuse", "regularize"}
+        Bodies with a singular inertia (``Body.allow_singular``, e.g. a massless URDF link
+        between two moving joints): refused (default) or given a small mass and isotropic
+        inertia, ``regularize_ratio`` (default ``1e-6``) times the smallest regular body's,
+        with a :class:`~.mechanism.RegularizationWarning` (see
+        :func:`~.mechanism.regularize_singular_bodies`; an ``O(ratio)`` modelling change).
+    regularize_ratio : float
+        See ``singular_bodies``.
 
     Attributes
     ----------
+    spec : MechanismSpec
+        The simulated spec (``model.spec``): the given one, or its regularized copy.
     warm_start : bool
         Contact steps start from the last step's contact variables (floored at 1e-3).
     refine, refine_atol : bool, float
@@ -301,7 +311,9 @@ class Simulation:
     ValueError
         ``dt <= 0`` or non-positive tolerance.
     SpecError
-        The initial joint coordinates violate a loop-closing joint by more than ``1e-8``.
+        The initial joint coordinates violate a loop-closing joint by more than ``1e-8``; a
+        body with a singular inertia (see ``singular_bodies`` and
+        :class:`~.mechanism.MaximalModel`).
 
     Examples
     --------
@@ -313,13 +325,16 @@ class Simulation:
     """
 
     def __init__(self, spec: MechanismSpec, dt: float, tol: float = 1e-10, max_iter: int = 50,
-                 backend: str = "auto"):
+                 backend: str = "auto", *, singular_bodies: str = "refuse",
+                 regularize_ratio: float = 1e-6):
         dt = float(dt)
         if not np.isfinite(dt) or dt <= 0.0:
             raise ValueError(f"dt must be a positive step size, got {dt}")
         if not tol > 0:
             raise ValueError(f"tol must be positive, got {tol}")
-        self.model = MaximalModel(spec)
+        self.model = MaximalModel(spec, singular_bodies=singular_bodies,
+                                  regularize_ratio=regularize_ratio)
+        spec = self.model.spec                   # the regularized copy, if any
         self.spec, self.dt, self.tol, self.max_iter = spec, dt, float(tol), int(max_iter)
         self.system = StepSystem(self.model, dt, backend)
         self.t = 0.0

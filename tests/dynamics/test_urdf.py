@@ -378,6 +378,28 @@ def test_mimic_warns():
                  + _joint("j2", "continuous", "a", "b", '<mimic joint="j1"/>'))
     with pytest.warns(UrdfWarning, match="j2.*mimic"):
         load_urdf(xml)
+    with pytest.warns(UrdfWarning, match="j2.*mimic.*independent joint"):
+        spec = load_urdf(xml, mimic="independent")
+    assert [j.name for j in spec.joints] == ["j1", "j2"]
+
+
+@pytest.mark.parametrize("attrs, numbers", [
+    ('joint="j1"', "multiplier 1, offset 0"),                      # URDF defaults
+    ('joint="j1" multiplier="-0.5" offset="0.25"', "multiplier -0.5, offset 0.25"),
+])
+def test_mimic_error(attrs, numbers):
+    xml = _robot(_joint("j1", "continuous", "r", "a")
+                 + _joint("j2", "continuous", "a", "b", f"<mimic {attrs}/>"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UrdfWarning)          # no warning before the error
+        with pytest.raises(SpecError, match=rf"joint 'j2' mimics joint 'j1' \({numbers}\).*"
+                                            r'mimic="independent"'):
+            load_urdf(xml, mimic="error")
+    # without <mimic> the option changes nothing
+    plain = _robot(_joint("j1", "continuous", "r", "a"), links=("a",))
+    assert write_urdf(load_urdf(plain, mimic="error")) == write_urdf(load_urdf(plain))
+    with pytest.raises(ValueError, match="mimic must be one of"):
+        load_urdf(plain, mimic="couple")
 
 
 def test_write_errors():

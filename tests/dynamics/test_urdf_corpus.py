@@ -19,6 +19,12 @@ robot descriptions and the failure classes of issue 24, loaded in both coordinat
   step's velocity), exact at every RK4 stage on the reference side and to first order on the
   maximal side, so the damper's discretization difference is O(dt) and part of the error
   that must halve with the step.
+* Singular bodies (issue 24 class 3: massless links between moving joints, point masses) are
+  refused by ``dynamics.maximal`` by default; with ``singular_bodies="regularize"`` they get a
+  stated small mass and inertia, and the modelling error is measured to be proportional to the
+  ratio (``test_regularized_maximal_follows_minimal``).
+* ``<mimic>`` joints load as independent joints with a warning, or are refused with
+  ``mimic="error"``.
 * Strongly damped joints (issue 24 class 5): the maximal Newton iteration converges
   quadratically (the damper's body-body Jacobian blocks, :mod:`dynamics.maximal.integrator`).
 """
@@ -33,7 +39,7 @@ import numpy as np
 import pytest
 
 from dynamics import quaternion as quat
-from dynamics.maximal import Simulation
+from dynamics.maximal import RegularizationWarning, Simulation, regularize_singular_bodies
 from dynamics.minimal import (
     Model,
     TreeModelError,
@@ -131,6 +137,17 @@ def test_pinocchio_loads_or_refuses(name):
 def test_load_errors_name_the_problem(name):
     with pytest.raises(SpecError, match=CASES[name]["load"]):
         load_urdf(_path(name))
+
+
+def test_mimic_error_option():
+    """The gripper's right finger mimics the left one: ``mimic="error"`` refuses it naming both
+    joints, the multiplier and the offset; the default loads it as an independent joint with
+    a warning (``_load``, the ``warns`` entry of CASES)."""
+    with pytest.raises(SpecError, match=r"joint 'right_finger_joint' mimics joint "
+                                        r"'left_finger_joint' \(multiplier 1, offset 0\)"):
+        load_urdf(_path("gripper_2finger_mimic"), mimic="error")
+    spec = _load("gripper_2finger_mimic", mimic="independent")
+    assert {"left_finger_joint", "right_finger_joint"} <= {j.name for j in spec.joints}
 
 
 def _compare_with_pinocchio(model, pin_model, seed: int, n_states: int = 3):
@@ -263,8 +280,126 @@ def test_maximal_simulation_follows_minimal(name):
 @pytest.mark.parametrize("name", sorted(n for n, c in CASES.items() if "maximal" in c))
 def test_maximal_refusals_name_body_and_joints(name):
     spec = _load(name)
-    with pytest.raises(SpecError, match=CASES[name]["maximal"]):
+    with pytest.raises(SpecError, match=CASES[name]["maximal"]) as err:
         Simulation(spec, dt=1e-3)
+    assert 'singular_bodies="regularize"' in str(err.value)        # the opt-in is named
+
+
+# -- singular bodies regularized in maximal coordinates (issue 24 class 3) ---------------------
+#: Corpus robots with singular bodies that the minimal model accepts (the ratio -> 0 limit of
+#: the regularization exists).
+REGULARIZED = sorted(n for n, c in CASES.items() if "maximal" in c and "minimal" not in c)
+
+
+def _regularized(spec, dt: float, ratio: float):
+    """``Simulation(..., singular_bodies="regularize")`` and its RegularizationWarnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RegularizationWarning)
+        sim = Simulation(spec, dt=dt, singular_bodies="regularize", regularize_ratio=ratio)
+    return sim, [str(w.message) for w in caught if issubclass(w.category, RegularizationWarning)]
+
+
+def test_regularization_adds_the_stated_mass_and_inertia():
+    """Each singular body of the universal wrist (the massless cross and yoke between wrist_1,
+    wrist_2 and wrist_3) gets ratio x the smallest regular mass (wrist_3_link, 0.35 kg) and
+    ratio x the smallest principal inertia (its 2.12917e-4 kg m²) as isotropic inertia, each
+    named in a warning; regular bodies, joints and frames are unchanged."""
+    spec = _load("universal_wrist_arm")
+    ratio = 1e-4
+    with pytest.warns(RegularizationWarning) as caught:
+        reg = regularize_singular_bodies(spec, ratio)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 2
+    for body, msg in zip(("wrist_cross", "wrist_yoke"), messages, strict=True):
+        assert re.search(rf"body '{body}'.*adding mass 3\.5e-05 kg and isotropic inertia "
+                         r"2\.13e-08 kg m\^2 \(ratio 0\.0001", msg), msg
+    for b, r in zip(spec.bodies, reg.bodies, strict=True):
+        if b.singular:
+            assert r.mass == pytest.approx(ratio * 0.35, rel=1e-15)
+            np.testing.assert_allclose(r.inertia, ratio * 0.000212917 * np.eye(3), rtol=1e-12)
+            assert not r.singular
+        else:
+            assert r is b
+    assert all(a is b for a, b in zip(reg.joints + reg.frames, spec.joints + spec.frames,
+                                      strict=True))
+    # point masses keep their mass and get inertia only; the scale comes from the joint
+    # offsets when no body is regular (0.5 kg x (0.5 m)² here)
+    pm = _load("point_mass_double_pendulum")
+    with pytest.warns(RegularizationWarning) as caught:
+        reg = regularize_singular_bodies(pm, ratio)
+    assert [re.search(r"body '(\w+)'.*adding mass 0 kg", str(w.message)).group(1)
+            for w in caught] == ["bob1", "bob2"]
+    assert [b.mass for b in reg.bodies] == [b.mass for b in pm.bodies]
+    np.testing.assert_allclose(reg.bodies[0].inertia, ratio * 0.125 * np.eye(3), rtol=1e-12)
+    # nothing to do: the spec itself, no warning
+    arm = _load("arm7_flange_camera")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RegularizationWarning)
+        assert regularize_singular_bodies(arm, ratio) is arm
+        assert Simulation(arm, dt=1e-3, singular_bodies="regularize").spec is arm
+    with pytest.raises(ValueError, match="regularize_ratio"):
+        regularize_singular_bodies(spec, 0.0)
+    with pytest.raises(ValueError, match="singular_bodies"):
+        Simulation(spec, dt=1e-3, singular_bodies="ignore")
+
+
+def test_regularization_refuses_a_singular_articulated_inertia():
+    """Two coaxial joints around a massless link: the minimal model refuses the spec (the
+    split of the rotation between the joints is undetermined), so a small added inertia would
+    decide the motion and the limit ratio -> 0 does not exist: refused as well."""
+    with pytest.raises(SpecError, match=r"\['spinner_frame'\] cannot be regularized.*"
+                                        r"singular articulated inertia"):
+        Simulation(_load("coaxial_massless"), dt=1e-3, singular_bodies="regularize")
+
+
+@pytest.mark.parametrize("name", REGULARIZED)
+def test_regularized_maximal_follows_minimal(name):
+    """Massless links between moving joints (universal wrist) and point masses simulated in
+    maximal coordinates with ``singular_bodies="regularize"``, against the exact
+    minimal-coordinate RK4 simulation (no regularization):
+
+    * at ratio 1e-6 the tolerance logic of ``test_maximal_simulation_follows_minimal`` holds
+      (error < 2e-3 m that halves with the step, constraints to 1e-9) with <= 4 Newton
+      iterations per step (2 measured);
+    * the regularization error alone, isolated by comparing maximal simulations at the same
+      dt: ``d(r) = max |frames(r) - frames(1e-6)|`` is proportional to the ratio
+      (d(1e-3) / d(1e-4) ≈ 10.1 expected; measured wrist 3.4e-6 / 3.4e-7 m, pendulum
+      9.6e-6 / 9.6e-7 m over 0.1 s) and equals the modelling error of the regularized spec in
+      the minimal model (exact RK4 vs RK4, no maximal integrator) to 5%: the O(dt) integrator
+      error cancels, the O(ratio) model change is what remains.
+    """
+    spec = _with_initial(_load(name), seed=len(name))
+    singular = [b.name for b in spec.bodies if b.singular]
+    assert singular
+    dt, steps = 1e-3, 100
+    ref = _reference_frames(name, spec, dt, steps)
+    errors = []
+    for refine in (1, 2):
+        sim, messages = _regularized(spec, dt / refine, 1e-6)
+        assert [re.search(r"body '(\w+)'", m).group(1) for m in messages] == singular
+        traj = sim.run(steps * refine, progress=False)
+        assert traj.constraint_violation.max() <= 1e-9
+        assert traj.iterations[1:].max() <= 4
+        positions, _ = sim.model.frame_poses(traj.x[::refine], traj.q[::refine])
+        errors.append(np.abs(positions - ref).max())
+    assert errors[0] < 2e-3, errors
+    assert 1.8 < errors[0] / errors[1] < 2.2, errors
+
+    frames = {}
+    for ratio in (1e-3, 1e-4, 1e-6):
+        sim, _ = _regularized(spec, dt, ratio)
+        traj = sim.run(steps, progress=False)
+        assert traj.iterations[1:].max() <= 4
+        frames[ratio] = sim.model.frame_poses(traj.x, traj.q)[0]
+    d = {r: np.abs(frames[r] - frames[1e-6]).max() for r in (1e-3, 1e-4)}
+    assert 9.0 < d[1e-3] / d[1e-4] < 11.2, d
+    # the same modelling error in the minimal model (RK4 at the same dt, error ~1e-12 m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RegularizationWarning)
+        minimal = {r: _reference_frames(name, regularize_singular_bodies(spec, r), dt, steps)
+                   for r in (1e-4, 1e-6)}
+    model_error = np.abs(minimal[1e-4] - minimal[1e-6]).max()
+    assert abs(d[1e-4] - model_error) < 0.05 * model_error, (d, model_error)
 
 
 @pytest.mark.parametrize("scale", [1, 50, 500])
