@@ -5,13 +5,13 @@ robot descriptions and the failure classes of issue 24, loaded in both coordinat
   with RNEA, ABA and CRBA equal to Pinocchio's within 1e-10 relative at random states, and
   every URDF link frame (bodies, merged sensor / tool links) at Pinocchio's placement, or
   gives the expected clear error.
-* Every file ``dynamics.maximal`` supports is simulated for 100 steps of 1 ms (and 200 of
+* Every file ``dynamics.maximal`` supports is simulated for 200 steps of 1 ms (and 400 of
   0.5 ms) under gravity from random joint angles: the joint constraints hold to 1e-9, and the
   world positions of all link frames follow the minimal-coordinate RK4 simulation of the same
   spec (Pinocchio's ABA + RK4 where the minimal model refuses the robot; since planar joints are
   supported (test_minimal_planar) every maximal case has a minimal reference). The maximal
   integrator is first order in ``dt`` (the five-link check in ``test_maximal_physics``); its
-  difference to the fourth-order reference, measured at ≈ 5e-4 m after 0.1 s at 1 ms, must be
+  difference to the fourth-order reference (≈ 5e-4 m after 0.1 s at 1 ms), must be
   below 2e-3 m and halve (ratio 1.8-2.2) with the step: a modelling difference would not
   shrink with ``dt``. Joint dampers are kept: both sides apply ``τ = -d q̇`` per joint
   coordinate (:func:`dynamics.minimal.joint_forces`; the maximal integrator applies
@@ -261,7 +261,7 @@ def _reference_frames(name: str, spec, dt: float, steps: int) -> np.ndarray:
                                         if "load" not in c and "maximal" not in c))
 def test_maximal_simulation_follows_minimal(name):
     spec = _with_initial(_load(name), seed=len(name))
-    dt, steps = 1e-3, 100
+    dt, steps = 1e-3, 200                 # 0.2 s; and 400 steps of 0.5 ms
     ref = _reference_frames(name, spec, dt, steps)
     errors = []
     for refine in (1, 2):
