@@ -64,9 +64,11 @@ def test_scale_command_quick_tiny(tmp_path, capsys):
     for k in ("from_scipy_s", "gs_analyze_s", "gs_refactor_solve_s", "gs_one_shot_s",
               "cholmod_refactor_solve_s", "ratio_analyze", "ratio_refactor_solve",
               "ratio_one_shot", "gs_first_over_refactor", "gs_ns_per_node", "gs_rss_peak",
-              "gs_rss_baseline", "cholmod_rss_peak", "matrix_bytes", "factor_bytes",
-              "gs_used_over_data"):
+              "gs_rss_baseline", "cholmod_rss_peak", "matrix_bytes", "factor_bytes"):
         assert float(r[k]) > 0, k
+    # a 200-node system's memory (0.2 MB) is below what the peak-RSS difference resolves: the
+    # high-water mark may already have been reached while importing (then used = 0)
+    assert float(r["gs_used_over_data"]) >= 0
     assert float(r["gs_residual"]) < 1e-12 and float(r["cholmod_residual"]) < 1e-12
     assert abs(float(r["ratio_refactor_solve"]) - float(r["gs_refactor_solve_s"])
                / float(r["cholmod_refactor_solve_s"])) < 1e-9
