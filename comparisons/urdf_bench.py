@@ -29,9 +29,7 @@ minimal ones) gets NaN there and the reason in ``note``.
 """
 from __future__ import annotations
 
-import gc
 import re
-import time
 import warnings
 from collections.abc import Collection
 from pathlib import Path
@@ -43,6 +41,8 @@ from dynamics.minimal import Model, initial_state
 from dynamics.minimal.integrators import step as minimal_step
 from dynamics.spec import SpecError
 from dynamics.urdf import load_urdf
+
+from .dynamics_bench import _best_of
 
 __all__ = ["FLOATING_BASE", "DEFAULT_CORPUS", "corpus_files", "urdf_timings",
            "markdown_table", "run_urdf_benchmark"]
@@ -91,23 +91,6 @@ def _with_initial(spec, seed: int):
     rng = np.random.default_rng(seed)
     return spec.with_initial({j.name: rng.uniform(-0.3, 0.3, 1)
                               for j in spec.tree_joints if j.dof == 1})
-
-
-def _best(fns, repeats: int) -> list[float]:
-    """Best seconds of each of ``fns``, called alternately ``repeats`` times, GC off."""
-    samples = [[] for _ in fns]
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            for fn, out in zip(fns, samples, strict=True):
-                start = time.perf_counter()
-                fn()
-                out.append(time.perf_counter() - start)
-    finally:
-        if enabled:
-            gc.enable()
-    return [float(min(s)) for s in samples]
 
 
 def _maximal_timers(spec, dt, number):
@@ -251,7 +234,7 @@ def urdf_timings(corpus_dir=None, *, robots: Collection[str] | None = None,
             fns.append(pin_timer[0])
             names.append("pinocchio_step")
             nv = pin_timer[1] if nv is None else nv
-        best = dict(zip(names, _best(fns, repeats), strict=True))
+        best = {name: b for name, (b, _) in zip(names, _best_of(fns, repeats), strict=True)}
         us = {k: 1e6 * best[k] / number if k in best else float("nan")
               for k in ("maximal_step", "maximal_run", "minimal_step", "pinocchio_step")}
         row = {"robot": path.stem, "base": "floating" if floating else "fixed", "dof": nv,

@@ -32,7 +32,7 @@ from .kernels.protocol import Status
 from .kernels.reference import PIVOT_RTOL
 from .kernels.simd import mm6_sub
 
-__all__ = ["refactor_solve", "allocate", "entry_coordinates", "PIVOT_RTOL", "Status",
+__all__ = ["refactor_solve", "allocate", "PIVOT_RTOL", "Status",
            "STATUS_OK", "STATUS_NONFINITE", "mm6_sub"]
 
 #: :func:`refactor_solve` succeeded (``x`` holds the solution); ``Status.OK`` as a plain int.
@@ -42,8 +42,3 @@ STATUS_OK = int(Status.OK)
 #: ``analysis.order[status]``).
 STATUS_NONFINITE = int(Status.NONFINITE)
 
-
-def entry_coordinates(A):
-    """Row and column of every entry of ``A.data`` (see
-    :meth:`graphsolve.BlockMatrix.entry_coordinates`)."""
-    return A.entry_coordinates()

@@ -368,9 +368,10 @@ class Analysis:
         cols = [self._summary_column()]
         abandoned: list[str] = []
         if compare:
+            adjacency = csr_adjacency(self.n_nodes, self.edges)
             for o in ORDERINGS:
                 if o not in (self.ordering, "auto"):
-                    col = self._compared(o)
+                    col = self._compared(o, *adjacency)
                     if isinstance(col, dict):
                         cols.append(col)
                     else:
@@ -398,7 +399,7 @@ class Analysis:
                 "loop openers": len(self.loop_openers), "deferred": len(self.deferred),
                 "factor scalars": self.factor_nnz, "flops ldu": self.flops("ldu")}
 
-    def _compared(self, name: str) -> dict | str:
+    def _compared(self, name: str, indptr: np.ndarray, indices: np.ndarray) -> dict | str:
         """The :meth:`summary` column of ordering ``name`` on the same graph.
 
         Its factor is first counted (:func:`~graphsolve.symbolic.elimination_counts`, O(n)
@@ -407,7 +408,6 @@ class Analysis:
         holds the counted values, ``"-"`` for what needs the factor's pattern (on a large grid
         a DFS ordering's factor is nearly dense and need not fit in memory)."""
         n, sizes, zero = self.n_nodes, self.block_sizes, self.zero_diagonal
-        indptr, indices = csr_adjacency(n, self.edges)
         order, deferred, source = _named_order(name, n, indptr, indices, sizes, zero, self.root)
         own = self.flops("ldu") + self.solve_flops("ldu")
         pairs, flu, _, sol = elimination_counts(indptr, indices, order, sizes.astype(np.int64),

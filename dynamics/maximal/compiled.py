@@ -36,7 +36,6 @@ _LINE_SEARCH_FAILED = int(NewtonStatus.LINE_SEARCH_FAILED)
 _NONFINITE = int(NewtonStatus.NONFINITE)
 _SINGULAR_PIVOT = int(NewtonStatus.SINGULAR_PIVOT)
 _RATE_LIMIT = int(NewtonStatus.RATE_LIMIT)
-_FACTOR_NONFINITE = STATUS_NONFINITE
 
 __all__ = ["residual_kernel", "jacobian_kernel", "constraint_jacobian_kernel", "newton_kernel"]
 
@@ -538,7 +537,7 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
         for i in range(f.shape[0]):
             f[i] = -f[i]
         status = refactor_solve(handle, data, f)
-        if status == _FACTOR_NONFINITE:
+        if status == STATUS_NONFINITE:
             return _NONFINITE, it, -1
         if status >= 0:
             return _SINGULAR_PIVOT, it, status

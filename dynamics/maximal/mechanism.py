@@ -37,12 +37,12 @@ def _articulated_inertia_error(spec: MechanismSpec) -> str | None:
     ``None`` (also when the minimal model does not apply: loops, joint types it lacks)."""
     if spec.loop_joints:
         return None
-    from ..minimal import Model, TreeModelError  # lazy: the minimal package is optional here
+    from ..minimal.model import Model, SingularArticulatedInertiaError  # lazy import
     try:
         Model(spec)
-    except TreeModelError as e:
-        return str(e) if "singular articulated inertia" in str(e) else None
-    except (SpecError, ValueError, NotImplementedError):
+    except SingularArticulatedInertiaError as e:
+        return str(e)
+    except (ValueError, NotImplementedError):   # the minimal model does not apply
         return None
     return None
 

@@ -102,12 +102,16 @@ def body_poses(model: Model, data: Data, q) -> tuple[np.ndarray, np.ndarray]:
     """World positions ``(n_bodies, 3)`` and rotations ``(n_bodies, 3, 3)`` of every spec body's
     centre-of-mass frame (order ``model.body_names``; bodies welded to the world included)."""
     forward_kinematics(model, data, q)
-    nb = len(model.body_names)
-    positions, rotations = np.empty((nb, 3)), np.empty((nb, 3, 3))
-    for b, (link, placement) in enumerate(zip(model.body_links, model.body_placements,
-                                              strict=True)):
+    return _placed(data, model.body_links, model.body_placements)
+
+
+def _placed(data: Data, links, placements) -> tuple[np.ndarray, np.ndarray]:
+    """World positions and rotations of frames fixed to links (``link < 0``: to the world) at
+    ``placements``, after :func:`forward_kinematics`."""
+    positions, rotations = np.empty((len(links), 3)), np.empty((len(links), 3, 3))
+    for k, (link, placement) in enumerate(zip(links, placements, strict=True)):
         T = placement if link < 0 else data.T_world_link[link] @ placement
-        positions[b], rotations[b] = T[:3, 3], T[:3, :3]
+        positions[k], rotations[k] = T[:3, 3], T[:3, :3]
     return positions, rotations
 
 
@@ -132,13 +136,7 @@ def frame_poses(model: Model, data: Data, q) -> tuple[np.ndarray, np.ndarray]:
     (['base', 'arm', 'tool'], [0.0, 1.0, 0.0])
     """
     forward_kinematics(model, data, q)
-    nf = len(model.frame_names)
-    positions, rotations = np.empty((nf, 3)), np.empty((nf, 3, 3))
-    for k, (link, placement) in enumerate(zip(model.frame_links, model.frame_placements,
-                                              strict=True)):
-        T = placement if link < 0 else data.T_world_link[link] @ placement
-        positions[k], rotations[k] = T[:3, 3], T[:3, :3]
-    return positions, rotations
+    return _placed(data, model.frame_links, model.frame_placements)
 
 
 def rnea(model: Model, data: Data, q, v, a) -> np.ndarray:

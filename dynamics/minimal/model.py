@@ -61,6 +61,16 @@ class TreeModelError(SpecError):
     """A valid spec that the minimal-coordinate tree cannot represent; names the joint(s)."""
 
 
+class SingularArticulatedInertiaError(TreeModelError):
+    """Joints that see a singular articulated inertia (a massless link with nothing massive
+    moving with it, or coaxial joints around one): no finite force accelerates them.
+    ``joints`` names them."""
+
+    def __init__(self, message: str, joints: list[str]):
+        super().__init__(message)
+        self.joints = list(joints)
+
+
 def _readonly(a) -> np.ndarray:
     a = np.array(a, dtype=float)
     a.setflags(write=False)
@@ -268,11 +278,11 @@ class Model:
                 bad.append(jm.name)
         if bad:
             singular = [b.name for b in self.spec.bodies if b.allow_singular and b.singular]
-            raise TreeModelError(
+            raise SingularArticulatedInertiaError(
                 f"joints {bad} of mechanism {self.name!r} see a singular articulated inertia "
                 f"at the neutral configuration (bodies with singular inertia: {singular}): a "
                 "massless link needs links with mass moving with it through joints on "
-                "independent axes")
+                "independent axes", bad)
 
     @classmethod
     def from_urdf(cls, path_or_text, *, floating_base: bool = False,
