@@ -3,10 +3,11 @@
 Modules: :mod:`.spatial` (SE(3) algebra), :mod:`.joints`, :mod:`.model`, :mod:`.configuration`,
 :mod:`.algorithms` (FK, RNEA, ABA, CRBA, energies), :mod:`.forces` (joint springs / dampers),
 :mod:`.integrators` (explicit Euler, semi-implicit Euler, RKMK4, :func:`simulate`),
-:mod:`.variational` (DRNEA, RIQN / Newton / Broyden), :mod:`.compiled` (numba kernels for
-revolute / prismatic trees) and :mod:`.general_joint` (Si & Guenter's general scleronomic
-joints: ``T(q)`` in sympy, ``S`` and ``Ṡ`` derived; plug in with ``Model(spec,
-custom_joints=...)``).
+:mod:`.variational` (DRNEA, RIQN / Newton / Broyden), :mod:`.galerkin` (the higher-order
+Lobatto Galerkin variational integrators of Fan, Schultz & Murphey 2018, Newton with the exact
+Jacobian), :mod:`.compiled` (numba kernels for revolute / prismatic trees) and
+:mod:`.general_joint` (Si & Guenter's general scleronomic joints: ``T(q)`` in sympy, ``S`` and
+``Ṡ`` derived; plug in with ``Model(spec, custom_joints=...)``).
 
 A :class:`Model` is built from a :class:`~dynamics.spec.MechanismSpec` or a URDF; as in
 Pinocchio, ``data = model.create_data()`` holds the work arrays and the algorithms are free
