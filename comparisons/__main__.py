@@ -1,5 +1,10 @@
 """``python -m comparisons list | run --suite S [--workers N | --scheduler ADDRESS] [--resume]
-[...] | plot FILE | scale [...] | scale-table FILE | batch | constraints | ...``."""
+[...] | plot FILE | scale [...] | scale-table FILE | batch [--workers N] | constraints | dynamics
+| contacts | urdf | minimal | general-joints``.
+
+Every benchmark other than the suites (``run``) is one module ``comparisons/<name>_bench.py``
+and one command here, which writes a CSV, its JSON metadata (``.json``: machine, versions,
+command line) and a plot (``.png``) next to it."""
 
 from __future__ import annotations
 
@@ -125,23 +130,63 @@ def _meta() -> dict:
             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "blas_threads": 1}
 
 
-def _batch(args) -> int:
-    from .batch import run_batch
+def _save_plot(plot, rows: list[dict], out: Path) -> str:
+    """``plot(rows, out.with_suffix(".png"))``; the text naming the PNG for the last line of a
+    command ("" when matplotlib is missing: said so instead)."""
+    png = Path(out).with_suffix(".png")
+    try:
+        plot(rows, png)
+    except ImportError as exc:
+        print(f"  no plot: {exc} (pip install -e '.[plot]')")
+        return ""
+    return f", {png}"
 
+
+def _batch(args) -> int:
+    from contextlib import nullcontext
+
+    from .batch_bench import plot_batch, run_batch
+
+    if args.workers and args.scheduler:
+        raise SystemExit("error: give --workers or --scheduler, not both")
+    meta = _meta()
     rows = run_batch(repeats=args.repeats or 5)
-    out = Path(args.out or "results/batch.csv")
-    write_results(rows, out, _meta(), columns=None)
     for r in rows:
         print(f"  {r['family']:>7} {r['size']:>4} B={r['batch']:<5} threads={r['threads']}: "
               f"batch {r['per_matrix_batch_us']:8.1f} us/matrix, loop "
               f"{r['per_matrix_loop_us']:8.1f} us/matrix, speed-up {r['speedup']:.2f}x; "
               f"{r['python_threads']} Python threads {r['pool_speedup']:.2f}x the loop")
-    print(f"-> {out}")
+    if args.workers or args.scheduler:
+        from .batch_bench import DASK_CASE, run_batch_dask, task_overhead
+        from .cluster import dask_client, describe_client
+
+        ctx = dask_client(workers=args.workers, scheduler=args.scheduler)
+    else:
+        ctx = nullcontext()
+    with ctx as client:
+        if client is not None:
+            meta["dask"] = describe_client(client)
+            print(f"Dask: {len(meta['dask']['workers'])} workers, dashboard "
+                  f"{meta['dask']['dashboard']}")
+            family, size, block, B = DASK_CASE
+            dask_rows = run_batch_dask(client, family, args.dask_size or size, block,
+                                       args.dask_batch or B, repeats=args.repeats or 3)
+            for r in dask_rows:
+                print(f"  {r['batch']} {r['family']} {r['size']} systems, {r['way']:<32} "
+                      f"{r['seconds']:8.3f} s = {r['per_system_us']:7.1f} us/system, "
+                      f"{r['speedup']:.2f}x (max diff {r['max_diff']:.1e})")
+            overhead = task_overhead(client, repeats=args.repeats or 3)
+            for r in overhead:
+                print(f"  {r['way']:<40} {r['per_task_us']:8.1f} us per task")
+            rows = rows + dask_rows + overhead
+    out = Path(args.out or "results/batch.csv")
+    write_results(rows, out, meta, columns=None)
+    print(f"-> {out}{_save_plot(plot_batch, rows, out)}")
     return 0
 
 
 def _constraints(args) -> int:
-    from .constraints_bench import crossover, run_constraint_benchmark
+    from .constraints_bench import crossover, plot_constraints, run_constraint_benchmark
 
     rows = run_constraint_benchmark(ns=tuple(args.ns), ks=tuple(args.ks),
                                     repeats=args.repeats or 3)
@@ -151,7 +196,7 @@ def _constraints(args) -> int:
         t = f"{r['best_s'] * 1e3:9.3f} ms" if r["status"] == "ok" else r["status"]
         print(f"  n={r['n']:<5} k={r['k']:<3} {r['solver']:<22} {t}")
     print(f"crossover (smallest k where Baraff's primary/auxiliary is not the fastest, per n): "
-          f"{crossover(rows)} -> {out}")
+          f"{crossover(rows)} -> {out}{_save_plot(plot_constraints, rows, out)}")
     return 0
 
 
@@ -193,13 +238,13 @@ def _dynamics(args) -> int:
 
 
 def _urdf(args) -> int:
-    from .urdf_bench import markdown_table, run_urdf_benchmark
+    from .urdf_bench import markdown_table, plot_urdf, run_urdf_benchmark
 
     rows = run_urdf_benchmark(args.out, args.corpus, meta=_meta(),
                               robots=set(args.robots) if args.robots else None,
                               number=args.number, repeats=args.repeats, progress=True)
     print(markdown_table(rows))
-    print(f"-> {args.out}")
+    print(f"-> {args.out}{_save_plot(plot_urdf, rows, Path(args.out))}")
     return 0
 
 
@@ -207,6 +252,7 @@ def _contacts(args) -> int:
     from .contact_bench import (
         maximal_box_drop,
         mujoco_box_drop,
+        plot_sphere_chain,
         run_sphere_chain_benchmark,
         scaling_summary,
     )
@@ -248,12 +294,12 @@ def _contacts(args) -> int:
             **{f"maximal_{k}": v for k, v in ours.items() if np.ndim(v) == 0},
             **{f"mujoco_{k}": v for k, v in mj.items() if np.ndim(v) == 0}}]
     write_results(box + rows, out, _meta(), columns=None)
-    print(f"-> {out}")
+    print(f"-> {out}{_save_plot(plot_sphere_chain, rows, out)}")
     return 0
 
 
 def _minimal(args) -> int:
-    from .minimal_bench import minimal_bench
+    from .minimal_bench import minimal_bench, plot_minimal
 
     res = minimal_bench(quick=args.quick, dofs=tuple(args.dofs) if args.dofs else None,
                         steps=args.steps, newton_jacobian=args.newton_jacobian)
@@ -273,12 +319,24 @@ def _minimal(args) -> int:
     out = Path(args.out or "results/minimal.csv")
     write_results(res["rows"], out, {**_meta(), "aba": aba,
                                      "newton_jacobian": args.newton_jacobian}, columns=None)
-    print(f"-> {out}")
+    print(f"-> {out}{_save_plot(plot_minimal, res['rows'], out)}")
+    return 0
+
+
+def _general_joints(args) -> int:
+    from .general_joints_bench import format_rows, general_joints_bench, plot_general_joints
+
+    rows = general_joints_bench(revolute=tuple(args.revolute), bezier=tuple(args.bezier),
+                                number=args.number, repeats=args.repeats)
+    print(format_rows(rows))
+    out = Path(args.out)
+    write_results(rows, out, _meta(), columns=None)
+    print(f"-> {out}{_save_plot(plot_general_joints, rows, out)}")
     return 0
 
 
 def _scale(args) -> int:
-    from . import scale
+    from . import scale_bench as scale
 
     if args.one:
         family, size = args.one[0], int(args.one[1])
@@ -297,12 +355,13 @@ def _scale(args) -> int:
                            budget=args.budget, meta={**_meta(), "block_size": scale.BLOCK})
     print(scale.scale_table(rows))
     bad = [r for r in rows if r["status"] != "ok"]
-    print(f"{len(rows)} cases ({len(bad)} failed) -> {out}, {out.with_suffix('.json')}")
+    print(f"{len(rows)} cases ({len(bad)} failed) -> {out}, {out.with_suffix('.json')}"
+          f"{_save_plot(scale.plot_scale, rows, out)}")
     return 0
 
 
 def _scale_table(args) -> int:
-    from .scale import read_scale, scale_table
+    from .scale_bench import read_scale, scale_table
 
     print(scale_table(read_scale(args.file)))
     return 0
@@ -342,9 +401,18 @@ def main(argv=None) -> int:
                    help="with Dask: resubmit a case that raised, or whose worker died, up to K "
                         "times before recording it as failed (default %(default)s)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
-    bt = sub.add_parser("batch", help="batched factorization vs a loop of single ones")
+    bt = sub.add_parser("batch", help="batched factorization vs a loop of single ones (and, "
+                        "with --workers / --scheduler, a large batch on a Dask cluster)")
     bt.add_argument("--repeats", type=int)
     bt.add_argument("--out", help="CSV path (default results/batch.csv)")
+    bt.add_argument("--workers", type=int, metavar="N",
+                    help="also time a large batch (graphsolve.distributed) on a local Dask "
+                         "cluster of N single-threaded workers, and the cost of a Dask task")
+    bt.add_argument("--scheduler", metavar="ADDRESS", help="the same on an existing cluster")
+    bt.add_argument("--dask-batch", type=int, metavar="B", help="systems of the Dask batch "
+                    "(default 10000)")
+    bt.add_argument("--dask-size", type=int, metavar="NODES", help="ladder nodes of the Dask "
+                    "batch (default 500, 3x3 blocks)")
     cs = sub.add_parser("constraints", help="Baraff primary/auxiliary vs full-KKT solvers on "
                         "chains with loop closures")
     cs.add_argument("--ns", nargs="+", type=int, default=[100, 300, 1000])
@@ -383,9 +451,19 @@ def main(argv=None) -> int:
                     help="Newton's DEL Jacobian: analytic (Algorithm 4, default) or central "
                     "finite differences")
     mn.add_argument("--out", help="CSV path (default results/minimal.csv)")
+    gj = sub.add_parser("general-joints", help="ABA on revolute and Bezier torus chains beside "
+                        "Si & Guenter Table 1")
+    gj.add_argument("--revolute", nargs="+", type=int, default=[20, 50, 100], metavar="N",
+                    help="revolute box chains (default %(default)s)")
+    gj.add_argument("--bezier", nargs="+", type=int, default=[10, 20], metavar="N",
+                    help="Bezier torus chains (default %(default)s)")
+    gj.add_argument("--number", type=int, default=200, help="calls per timed loop")
+    gj.add_argument("--repeats", type=int, default=5, help="best of N loops")
+    gj.add_argument("--out", default="results/general_joints.csv",
+                    help="CSV path (default %(default)s)")
     sc = sub.add_parser("scale", help="graphsolve's default path vs CHOLMOD up to 10^6 nodes: "
                         "times, ratios and peak memory, each case in fresh subprocesses")
-    from .scale import BUDGET_S, SCALE_FAMILIES
+    from .scale_bench import BUDGET_S, SCALE_FAMILIES
     from .suite import FAMILIES
 
     sc.add_argument("--families", nargs="+", choices=sorted(FAMILIES), metavar="FAMILY",
@@ -416,7 +494,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     return {"list": _list, "run": _run, "plot": _plot, "batch": _batch,
             "constraints": _constraints, "dynamics": _dynamics,
-            "contacts": _contacts, "urdf": _urdf, "minimal": _minimal, "scale": _scale,
+            "contacts": _contacts, "urdf": _urdf, "minimal": _minimal,
+            "general-joints": _general_joints, "scale": _scale,
             "scale-table": _scale_table}[args.command](args)
 
 

@@ -35,7 +35,8 @@ from graphsolve.mechanisms import random_mechanism
 
 from .runner import time_call
 
-__all__ = ["run_constraint_benchmark", "crossover", "full_kkt_matrix", "SOLVER_NAMES"]
+__all__ = ["run_constraint_benchmark", "crossover", "full_kkt_matrix", "plot_constraints",
+           "SOLVER_NAMES"]
 
 SOLVER_NAMES = ("baraff", "graphsolve-brudigam", "graphsolve-amd", "cholmod-simplicial",
                 "superlu")
@@ -207,3 +208,17 @@ def crossover(rows: list[dict], against=None) -> dict[int, int | None]:
                 out[n] = k
                 break
     return out
+
+
+def plot_constraints(rows: list[dict], path) -> None:
+    """Time of factorization + solve against the number of loop closures ``k``, one panel per
+    chain length ``n``, one line per solver (``ok`` rows; log time)."""
+    from .plot import line_plot
+
+    panels: dict = {}
+    for r in rows:
+        if r["status"] == "ok":
+            panels.setdefault(f"chain of {r['n']} bodies", {}).setdefault(
+                r["solver"], []).append((r["k"], float(r["best_s"]) * 1e3))
+    line_plot(path, panels, xlabel="loop closures k", ylabel="factor + solve (ms)",
+              title="Baraff's primary/auxiliary split vs the full KKT system", logx=False)

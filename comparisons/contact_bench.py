@@ -25,7 +25,8 @@ from dynamics.maximal import Simulation
 from .runner import loglog_slope
 
 __all__ = ["maximal_box_drop", "mujoco_box_drop", "run_sphere_chain_benchmark",
-           "mujoco_sphere_chain_xml", "linear_slope", "affine_fit", "scaling_summary"]
+           "mujoco_sphere_chain_xml", "linear_slope", "affine_fit", "scaling_summary",
+           "plot_sphere_chain"]
 
 
 def maximal_box_drop(steps: int = 100, dt: float = 0.01, height: float = 0.4) -> dict:
@@ -206,3 +207,22 @@ def scaling_summary(rows: list[dict], min_size: int = 10) -> dict:
         "step_fixed_us": a_st, "step_per_sphere_us": b_st,
         "iterations_per_step": {r["n"]: r["maximal_iterations"] for r in ok},
     }
+
+
+def plot_sphere_chain(rows: list[dict], path) -> None:
+    """Time per step against the chain length (log-log): the maximal integrator's
+    ``Simulation.run``, its time per interior-point iteration, and MuJoCo's step (rows of
+    :func:`run_sphere_chain_benchmark`; rows without ``n`` > 0 are left out)."""
+    from .plot import line_plot
+
+    lines: dict = {}
+    for r in rows:
+        if not r.get("n"):
+            continue
+        for key, label in (("maximal_us_per_step", "maximal, per step"),
+                           ("maximal_us_per_iteration", "maximal, per IP iteration"),
+                           ("mujoco_us_per_step", "MuJoCo, per step")):
+            if r.get(key) not in (None, ""):
+                lines.setdefault(label, []).append((r["n"], float(r[key])))
+    line_plot(path, {"sphere chain (2023 Fig. 8b)": lines}, xlabel="spheres n",
+              ylabel="µs")

@@ -27,7 +27,7 @@ from comparisons.minimal_bench import box_chain
 from dynamics.minimal import Model, aba
 from dynamics.minimal.general_joint import bezier_chain, revolute_joint
 
-__all__ = ["PAPER_TABLE1_MS", "general_joints_bench", "format_rows"]
+__all__ = ["PAPER_TABLE1_MS", "general_joints_bench", "format_rows", "plot_general_joints"]
 
 #: Si & Guenter Table 1, running time in milliseconds (``None``: "NA" or "—" in the paper).
 PAPER_TABLE1_MS = {
@@ -172,6 +172,30 @@ def format_rows(rows: list[dict]) -> str:
         lines.append("  ".join(f"{r[k] if isinstance(r[k], str) else f(r[k]):>12}"
                                for k, _ in cols))
     return "\n".join(lines)
+
+
+
+def plot_general_joints(rows: list[dict], path) -> None:
+    """Bars of the ms per ABA call of every chain: ours (NumPy, numba, general joints,
+    Pinocchio) beside the paper's Method I / Featherstone / SD/FAST / Method II of the matching
+    case (log scale; missing values leave no bar)."""
+    from .plot import bar_plot
+
+    def value(r, k):
+        v = r.get(k)
+        return None if v in (None, "") else float(v)
+
+    groups = [f"{r['case']} ({r['dofs']} DOF)" for r in rows]
+    keys = (("numpy_aba_ms", "ours: NumPy ABA"), ("compiled_aba_ms", "ours: numba ABA"),
+            ("general_aba_ms", "ours: general joints"), ("pinocchio_aba_ms", "pinocchio.aba"),
+            ("paper_method_I_ms", "paper: Method I"),
+            ("paper_featherstone_ms", "paper: Featherstone"),
+            ("paper_sdfast_ms", "paper: SD/FAST"), ("paper_method_II_ms", "paper: Method II"))
+    series = {label: [value(r, k) for r in rows] for k, label in keys
+              if any(value(r, k) is not None for r in rows)}
+    bar_plot(path, groups, series, ylabel="ms per forward-dynamics call",
+             title="Si & Guenter Table 1: ours (this machine) beside the paper's (2.67 GHz "
+                   "Core 2)")
 
 
 if __name__ == "__main__":      # pragma: no cover

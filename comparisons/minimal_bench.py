@@ -29,7 +29,8 @@ from dynamics.minimal.compiled import aba as compiled_aba
 from dynamics.minimal.compiled import simulate_variational_compiled
 from dynamics.spec import WORLD, Body, Joint, MechanismSpec, Shape
 
-__all__ = ["PAPER_SPEEDUP", "box_chain", "fig3_timings", "aba_timing", "minimal_bench"]
+__all__ = ["PAPER_SPEEDUP", "box_chain", "fig3_timings", "aba_timing", "minimal_bench",
+           "plot_minimal"]
 
 #: RIQN speed-up over Newton (both with DRNEA) reported by Lee et al. (2016), by DOF.
 PAPER_SPEEDUP = {10: 3.8, 100: 53.0}
@@ -143,3 +144,15 @@ def minimal_bench(*, quick: bool = False, dofs=None, steps: int | None = None,
             "speedup_broyden": speedups(rows, solver="broyden"),
             "paper_speedup": dict(PAPER_SPEEDUP),
             "aba": aba_timing(10 if quick else 100, number=200 if quick else 2000)}
+
+
+def plot_minimal(rows: list[dict], path) -> None:
+    """Time of the whole run against DOF (log-log), one line per root finder (rows of
+    :func:`fig3_timings`; Lee et al. 2016 Fig. 3 layout)."""
+    from .plot import line_plot
+
+    lines: dict = {}
+    for r in rows:
+        lines.setdefault(r["solver"], []).append((r["dof"], float(r["seconds"])))
+    line_plot(path, {"variational integrator, box chains (Lee et al. 2016 Fig. 3)": lines},
+              xlabel="DOF", ylabel="seconds per run")

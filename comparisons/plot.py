@@ -19,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 __all__ = ["read_results", "plot_results", "fill_table", "ratio_table", "labelling_table",
-           "native", "cpu_models", "case_runs"]
+           "native", "cpu_models", "case_runs", "line_plot", "bar_plot"]
 
 REFERENCE_PEER = "cholmod"
 
@@ -184,3 +184,70 @@ def labelling_table(rows: list[dict], solver: str = "graphsolve-auto-compiled",
                  if rnd else "", str(len(rnd))]
         lines.append(f"| {fam} | {kind} | {size} | {nodes} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- the other benchmarks
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def line_plot(path, panels: dict[str, dict[str, list[tuple[float, float]]]], *, xlabel: str,
+              ylabel: str, title: str = "", logx: bool = True, logy: bool = True) -> Path:
+    """One PNG of side-by-side panels ``{panel title: {line label: [(x, y), ...]}}`` (the
+    plot of a ``*_bench`` module; lines sorted by x, NaN points left out)."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, max(len(panels), 1), figsize=(4.6 * max(len(panels), 1) + 1.2,
+                                                              4.2), squeeze=False)
+    for ax, (name, lines) in zip(axes[0], panels.items(), strict=False):
+        for i, (label, pts) in enumerate(lines.items()):
+            pts = sorted((float(x), float(y)) for x, y in pts if y == y and y is not None)
+            if pts:
+                ax.plot(*zip(*pts, strict=True), marker="o", ms=3, color=f"C{i % 10}",
+                        label=label)
+        ax.set_xscale("log" if logx else "linear")
+        ax.set_yscale("log" if logy else "linear")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(name, fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def bar_plot(path, groups: list[str], series: dict[str, list[float | None]], *, ylabel: str,
+             title: str = "", logy: bool = True) -> Path:
+    """One PNG of grouped bars: ``series[label][i]`` is the bar of ``groups[i]`` (None or NaN:
+    no bar)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(6.4, 0.9 * len(groups) + 2), 4.4))
+    width = 0.8 / max(len(series), 1)
+    for i, (label, values) in enumerate(series.items()):
+        ys = [float("nan") if v is None else float(v) for v in values]
+        ax.bar([k + i * width for k in range(len(groups))], ys, width, label=label)
+    ax.set_xticks([k + 0.4 - width / 2 for k in range(len(groups))], groups, fontsize=7,
+                  rotation=30 if len(groups) > 6 else 0, ha="right" if len(groups) > 6 else
+                  "center")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

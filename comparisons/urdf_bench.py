@@ -45,7 +45,7 @@ from dynamics.urdf import load_urdf
 from .dynamics_bench import _best_of
 
 __all__ = ["FLOATING_BASE", "DEFAULT_CORPUS", "corpus_files", "urdf_timings",
-           "markdown_table", "run_urdf_benchmark"]
+           "markdown_table", "run_urdf_benchmark", "plot_urdf"]
 
 #: Robots timed with a free-flyer root (floating-base robots of the corpus).
 FLOATING_BASE = ("quadruped", "humanoid_33dof")
@@ -286,3 +286,22 @@ def run_urdf_benchmark(out="results/urdf.csv", corpus_dir=None, *, meta: dict | 
     write_results(rows, out, {**(meta or {}), "benchmark": "urdf", "settings": settings,
                               "corpus_dir": str(corpus_dir or DEFAULT_CORPUS)}, columns=None)
     return rows
+
+
+def plot_urdf(rows: list[dict], path) -> None:
+    """Bars of the µs per step of every corpus robot: maximal ``step()``, minimal
+    semi-implicit Euler, Pinocchio (log scale; a robot a simulator could not load has no
+    bar)."""
+    from .plot import bar_plot
+
+    def value(r, k):
+        v = r.get(k)
+        return None if v in (None, "") else float(v)
+
+    groups = [f"{r['robot']} ({r['dof']})" for r in rows]
+    series = {label: [value(r, k) for r in rows]
+              for k, label in (("maximal_step_us", "maximal step"),
+                               ("minimal_step_us", "minimal step"),
+                               ("pinocchio_step_us", "Pinocchio step"))}
+    bar_plot(path, groups, series, ylabel="µs per step",
+             title="URDF corpus: time per step (robot (DOF))")

@@ -12,7 +12,7 @@ Two levels of API::
 
 from importlib import metadata as _metadata
 
-from . import dense, generators
+from . import dense, distributed, generators
 from .batch import BatchFactorization, factorize_batch
 from .constraints import ConstraintSolution, ConstraintSystem, InfeasibleConstraintsError
 from .errors import (
@@ -54,6 +54,7 @@ __all__ = [
     "SingularBlockError",
     "analyze",
     "dense",
+    "distributed",
     "allocate",
     "factorize",
     "factorize_batch",

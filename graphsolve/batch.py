@@ -52,6 +52,20 @@ class BatchFactorization:
         self.workers: int | None = None
         self._valid = False
 
+    def __getstate__(self) -> dict:
+        """Everything but the kernel module and the work buffers' cache of compiled plans
+        (rebuilt on first use), so a batch factorization can go to another process (e.g.
+        between Dask workers, :mod:`graphsolve.distributed`)."""
+        state = self.__dict__.copy()
+        del state["_kernel"]
+        if isinstance(state["_work"], tuple):
+            state["_work"] = (*state["_work"][:2], {})
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._kernel = KERNELS[self.backend]
+
     def refactor(self, values: np.ndarray) -> BatchFactorization:
         """Factor a new batch of values, shape ``(B, len(A.data))`` on the template's layout.
 

@@ -17,7 +17,7 @@ OUTSIDE = ("dynamics", "comparisons", "paper_figures")
 #: Modules of graphsolve whose public names are part of the API (the rest are internals).
 PUBLIC_MODULES = {"graphsolve", "graphsolve.lowlevel", "graphsolve.generators",
                   "graphsolve.dense", "graphsolve.mechanisms", "graphsolve.factor_queries",
-                  "graphsolve.errors"}
+                  "graphsolve.errors", "graphsolve.distributed"}
 
 
 def _outside_sources():

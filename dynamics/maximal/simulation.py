@@ -6,7 +6,8 @@ dynamics (20) for ``ż₁`` and ``λ₁`` with Newton's method and a backtrackin
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import copy
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -340,22 +341,8 @@ class Simulation:
         self.t = 0.0
         self.last_residuals = np.zeros(0)
         x, q, v, w = self.model.initial_state()
-        viol = float(self.model.constraint_violation(x, q))
-        if viol > 1e-8:
-            raise SpecError(f"the initial joint coordinates violate the joint constraints by "
-                            f"{viol:.3g} (loop joints must close at t = 0)")
+        self._check_initial(x, q)
         self._lam = np.zeros((len(self.model.joints), 6))
-        for grp in self.system.contacts:
-            phi = grp.distance(x, q)
-            if np.any(phi < -1e-9):
-                k = int(np.argmin(phi))
-                if grp.other[k] < 0:
-                    raise SpecError(f"contact {grp.names[k]!r} is inside the ground at t = 0 "
-                                    f"(φ = {phi[k]:.3g} m); start it on or above z = 0")
-                names = [b.name for b in spec.bodies]
-                raise SpecError(f"body contact {grp.names[k]!r}: bodies "
-                                f"{names[grp.body[k]]!r} and {names[grp.other[k]]!r} overlap "
-                                f"at t = 0 (φ = {phi[k]:.3g} m); start them apart or touching")
         self.contact_variables = [np.zeros((len(g), g.size)) for g in self.system.contacts]
         self.warm_start = True
         self.refine = True
@@ -369,7 +356,49 @@ class Simulation:
         self._pairs = None               # complementarity (row, a, b), built on first use
         self.set_state(x, q, v, w)
 
+    def _check_initial(self, x, q) -> None:
+        """Refuse an initial pose that opens a loop joint or puts a contact inside the ground
+        or two bodies into each other (:class:`~dynamics.spec.SpecError`)."""
+        viol = float(self.model.constraint_violation(x, q))
+        if viol > 1e-8:
+            raise SpecError(f"the initial joint coordinates violate the joint constraints by "
+                            f"{viol:.3g} (loop joints must close at t = 0)")
+        for grp in self.system.contacts:
+            phi = grp.distance(x, q)
+            if np.any(phi < -1e-9):
+                k = int(np.argmin(phi))
+                if grp.other[k] < 0:
+                    raise SpecError(f"contact {grp.names[k]!r} is inside the ground at t = 0 "
+                                    f"(φ = {phi[k]:.3g} m); start it on or above z = 0")
+                names = [b.name for b in self.spec.bodies]
+                raise SpecError(f"body contact {grp.names[k]!r}: bodies "
+                                f"{names[grp.body[k]]!r} and {names[grp.other[k]]!r} overlap "
+                                f"at t = 0 (φ = {phi[k]:.3g} m); start them apart or touching")
+
     # ------------------------------------------------------------------ state
+    def set_coordinates(self, positions: Mapping[str, Sequence[float]] | None = None,
+                        velocities: Mapping[str, Sequence[float]] | None = None) -> None:
+        """Set the state from joint coordinates and rates, by joint name (tree joints; the
+        others keep the spec's initial values), as the construction from
+        ``spec.with_initial(positions, velocities)`` does: the poses follow from the tree, the
+        velocities are projected on the joints (:meth:`set_state`), and the spec (``spec``,
+        ``model.spec``) becomes that copy. A fresh ``Simulation(spec, dt)`` after
+        ``set_coordinates(p, v)`` steps exactly as ``Simulation(spec.with_initial(p, v), dt)``.
+
+        Raises
+        ------
+        SpecError
+            Unknown joints or wrong sizes, or coordinates that open a loop joint or put a
+            contact inside the ground (as at construction).
+        """
+        spec = self.spec.with_initial(positions, velocities)
+        model = copy.copy(self.model)
+        model.spec = spec
+        x, q, v, w = model.initial_state()
+        self._check_initial(x, q)
+        self.spec = self.model.spec = spec
+        self.set_state(x, q, v, w)
+
     def set_state(self, x, q, v, w, project: bool = True) -> None:
         """Set body positions, unit quaternions and velocities (shapes (nb,3)/(nb,4)).
 

@@ -195,3 +195,40 @@ def test_a_case_that_kills_every_worker_becomes_a_failed_row(client):
     assert rows[0]["status"] == "failed" and "KilledWorker" in rows[0]["reason"]
     assert "case default path 5 spd native" in rows[0]["reason"]
     client.wait_for_workers(2, timeout=60)            # the nannies restarted them
+
+
+def test_resume_after_the_run_was_killed(tmp_path):
+    """A real ``python -m comparisons run`` killed (SIGKILL) after some cases: the CSV keeps
+    the finished cases, and ``--resume`` runs only the others."""
+    import subprocess
+    import time
+
+    out = tmp_path / "killed.csv"
+    cmd = [sys.executable, "-m", "comparisons", "run", "--suite", "default", "--families",
+           "path", "--sizes", "5", "10", "20", "--kinds", "spd", "kkt", "--solvers", *SOLVERS,
+           "--repeats", "1", "--min-case-time", "1", "--no-progress", "--out", str(out)]
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and proc.poll() is None:
+            if out.exists() and len(read_results(out)) >= 2 * len(SOLVERS):
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before it could be killed"
+        proc.kill()
+    finally:
+        proc.wait(timeout=60)
+    before = read_results(out)
+    done = _keys(before)
+    assert 2 <= len(done) < 6
+    ran = []
+    rows = run(SUITES["default"], out=out, resume=True, on_case=lambda s, r: ran.append(s.key),
+               **{**TINY, "sizes": [5, 10, 20], "relabel": 0})
+    assert set(ran) == _keys(rows) and not set(ran) & done and len(ran) + len(done) == 6
+    after = read_results(out)
+    assert len(_keys(after)) == 6 and len(after) == 6 * len(SOLVERS)
+    assert all(r["status"] == "ok" for r in after)
+    kept = {(case_key(r), r["solver"]): r["task"] for r in before}
+    assert all(kept[(case_key(r), r["solver"])] == r["task"] for r in after
+               if case_key(r) in done)                      # finished cases not rerun

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from comparisons.__main__ import main
-from comparisons.scale import (
+from comparisons.scale_bench import (
     SCALE_COLUMNS,
     factor_nbytes,
     read_scale,
@@ -73,6 +73,7 @@ def test_scale_command_quick_tiny(tmp_path, capsys):
     assert abs(float(r["ratio_refactor_solve"]) - float(r["gs_refactor_solve_s"])
                / float(r["cholmod_refactor_solve_s"])) < 1e-9
     assert out.with_suffix(".json").exists()
+    assert out.with_suffix(".png").exists() or "no plot" in capsys.readouterr().out
     # resumed: path 200 is in the CSV already and not run again; path 30 is appended
     assert main(["scale", "--families", "path", "--sizes", "200", "30", "--repeats", "1",
                  "--out", str(out)]) == 0

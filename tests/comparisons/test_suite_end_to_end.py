@@ -83,7 +83,7 @@ def test_command_line_run_and_plot(tmp_path):
 
 
 def test_batch_benchmark_tiny():
-    from comparisons.batch import run_batch
+    from comparisons.batch_bench import run_batch
 
     rows = run_batch(cases=(("path", 5, 4),), repeats=1, progress=False)
     assert rows and all(r["max_diff"] < 1e-12 and r["speedup"] > 0 for r in rows)

@@ -1,0 +1,138 @@
+"""Batched factorizations on a real Dask ``LocalCluster`` (2 worker processes, one thread each)
+against the in-process :func:`graphsolve.factorize_batch`: same solutions, log-determinants
+and errors. One cluster for the module; tiny systems, no timing."""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import graphsolve as gs
+from graphsolve import generators as gen
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0", silence_logs=logging.CRITICAL,
+                                  env={"NUMBA_NUM_THREADS": "1"}) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def _batch(kind="unsymmetric", B=53, n=12, seed=0):
+    A = gs.random_block_matrix(gen.ladder(n), kind, block_size=3, seed=seed)
+    rng = np.random.default_rng(seed)
+    vals = A.data[None, :] * (1 + 0.1 * rng.standard_normal((B, A.data.size)))
+    if kind != "unsymmetric":
+        vals = 0.5 * (vals + vals[:, A.transpose_index()])
+    b = rng.standard_normal((B, A.shape[0]))
+    return A, vals, b
+
+
+def _same(x, ref):
+    """Equal to the in-process result (bitwise here; allowed: 1e-14 relative)."""
+    assert x.shape == ref.shape
+    assert np.max(np.abs(x - ref)) <= 1e-14 * np.max(np.abs(ref))
+
+
+@pytest.mark.parametrize("kind", ["unsymmetric", "spd"])
+def test_solve_batch_dask_equals_in_process(client, kind):
+    A, vals, b = _batch(kind)
+    F = gs.factorize_batch(A, vals)
+    x = gs.distributed.solve_batch_dask(A, vals, b, client=client, chunk=7)  # uneven last
+    _same(x, F.solve(b))
+    b3 = np.random.default_rng(1).standard_normal((*b.shape, 2))
+    _same(gs.distributed.solve_batch_dask(A, vals, b3, client=client), F.solve(b3))
+
+
+def test_factors_stay_on_the_workers(client):
+    A, vals, b = _batch("spd")
+    ref = gs.factorize_batch(A, vals)
+    with gs.distributed.factorize_batch_dask(A, vals, client=client, chunk=10) as F:
+        assert F.method == ref.method == "ldlt" and F.batch_size == len(vals)
+        assert F.bounds[-1] == (50, 53) and len(F.futures) == 6
+        # the template and analysis went to both workers, once
+        assert len(client.who_has(F._plan_future)[F._plan_future.key]) == 2
+        _same(F.solve(b), ref.solve(b))
+        for got, want in zip(F.slogdet(), ref.slogdet(), strict=True):
+            _same(got, want)
+        parts = F.gather()                       # BatchFactorization objects, pickled here
+        assert [p.batch_size for p in parts] == [10] * 5 + [3]
+        _same(parts[2].solve(b[20:30]), ref.solve(b)[20:30])
+        F.refactor(2 * vals)
+        _same(F.solve(b), 0.5 * ref.solve(b))
+    assert F.futures == []
+    with pytest.raises(gs.GraphSolveError, match="released"):
+        F.solve(b)
+
+
+def test_dask_array_input_gives_a_lazy_array(client):
+    A, vals, b = _batch()
+    ref = gs.factorize_batch(A, vals).solve(b)
+    dv = da.from_array(vals, chunks=(13, 40))               # rechunked to whole rows
+    x = gs.distributed.solve_batch_dask(A, dv, b)            # auto: one pass for the symmetry
+    assert isinstance(x, da.Array) and x.chunks[0] == dv.chunks[0]
+    _same(x.compute(), ref)
+    x = gs.distributed.solve_batch_dask(A, dv, da.from_array(b, chunks=(20, 5)), method="ldu")
+    _same(client.compute(x).result(), ref)
+
+
+def test_errors_name_the_item_of_the_whole_batch(client):
+    A, vals, b = _batch()
+    bad = vals.copy()
+    bad[37] = np.nan
+    with pytest.raises(gs.NonFiniteError, match="batch item 37 "):
+        gs.distributed.solve_batch_dask(A, bad, b, client=client, chunk=10)
+    with pytest.raises(gs.NonFiniteError, match="batch item 37 "):
+        gs.distributed.factorize_batch_dask(A, bad, client=client, chunk=10)
+    with pytest.raises(gs.NonFiniteError, match="batch item 37 "):
+        gs.distributed.solve_batch_dask(A, da.from_array(bad, chunks=(10, -1)), b,
+                                        method="ldu").compute()
+    singular = vals.copy()
+    singular[41] = 0.0                                       # every pivot block singular
+    with pytest.raises(gs.SingularBlockError, match="batch item 41") as err:
+        gs.distributed.solve_batch_dask(A, singular, b, client=client, chunk=10)
+    with pytest.raises(gs.SingularBlockError) as err_local:
+        gs.factorize_batch(A, singular)
+    assert err.value.node == err_local.value.node
+    with pytest.raises(gs.ShapeError):
+        gs.distributed.solve_batch_dask(A, vals, b[:-1], client=client)
+    with pytest.raises(gs.GraphSolveError, match="chunk"):
+        gs.distributed.solve_batch_dask(A, vals, b, client=client, chunk=0)
+
+
+def test_without_a_client_or_without_dask(monkeypatch):
+    A, vals, b = _batch(B=4)
+
+    def none():
+        raise ValueError("No clients found")
+
+    monkeypatch.setattr(distributed, "get_client", none)
+    with pytest.raises(gs.GraphSolveError, match="no Dask client"):
+        gs.distributed.solve_batch_dask(A, vals, b)
+    monkeypatch.setitem(sys.modules, "distributed", None)     # as if not installed
+    with pytest.raises(ImportError, match=r"pip install graphsolve\[dask\]"):
+        gs.distributed.factorize_batch_dask(A, vals)
+
+
+def test_batch_factorization_pickles():
+    A, vals, b = _batch(B=5)
+    F = gs.factorize_batch(A, vals)
+    G = pickle.loads(pickle.dumps(F))
+    assert np.array_equal(G.solve(b), F.solve(b))
+    assert np.array_equal(G.refactor(2 * vals).solve(b), F.refactor(2 * vals).solve(b))
+
+
+def test_importing_graphsolve_does_not_import_dask():
+    code = ("import sys, graphsolve; "
+            "assert not {'dask', 'distributed'} & set(sys.modules), 'dask imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)
