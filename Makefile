@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 FIGURE_ARGS ?= --quick
 
-.PHONY: figures test docs bench lint clean clean-cache
+.PHONY: figures test test-mindeps docs bench lint clean clean-cache
 
 $(STAMP): pyproject.toml scripts/install-system-deps.sh
 	bash scripts/install-system-deps.sh
@@ -30,10 +30,33 @@ figures: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# Minimum dependencies: a separate venv, .venv-mindeps, with the lower bounds of pyproject.toml's
+# [project].dependencies pinned (.ci/min-constraints.txt, which tests/test_min_constraints.py
+# checks against pyproject.toml), runs graphsolve's tests and doctests (MIN_TESTS). The pins are
+# wheels for CPython 3.11 (Debian 12's python3) and 3.10; nothing is compiled. Its numba keeps
+# its cache in .venv-mindeps/numba-cache, apart from .venv's.
+MINVENV   := .venv-mindeps
+MIN_TESTS ?= tests/graphsolve graphsolve
+$(MINVENV)/.installed: pyproject.toml .ci/min-constraints.txt
+	@test -x $(MINVENV)/bin/python || $(PYTHON) -m venv $(MINVENV)
+	$(MINVENV)/bin/python -m pip install --quiet --upgrade pip
+	$(MINVENV)/bin/python -m pip install --quiet -c .ci/min-constraints.txt \
+		--only-binary numpy,scipy,numba,llvmlite,pymetis -e . "pytest>=7.4" "hypothesis>=6.80"
+	$(MINVENV)/bin/python -m pip check
+	@touch $@
+
+test-mindeps: $(MINVENV)/.installed
+	NUMBA_CACHE_DIR=$(MINVENV)/numba-cache $(MINVENV)/bin/python -m pytest $(MIN_TESTS)
+
 # The documentation site (docs/): API reference, user guide, architecture, example gallery (the
-# gallery's scripts run during the build). Warnings are errors. Output: docs/_build/html.
+# gallery's scripts run during the build), the papers' reproduction report. Warnings are errors.
+# Output: docs/_build/html. The report page runs `python -m paper_figures --quick` into
+# docs/_build/paper_figures (2-3 min, again only after a source change; docs/_ext/paper_report.py);
+# DOCS_FIGURES=paper_figures/out shows an existing (e.g. full-size) run instead.
+DOCS_FIGURES ?=
 docs: $(STAMP)
-	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
+	GRAPHSOLVE_DOCS_FIGURES=$(DOCS_FIGURES) \
+		$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
 
 # Regression benchmarks (asv; benchmarks/ and asv.conf.json): a quick run (each benchmark called
 # once after an untimed warm-up in its setup) of the working tree as installed in .venv, with the
@@ -52,7 +75,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 clean: clean-cache
-	rm -rf $(VENV) paper_figures/out .pytest_cache .hypothesis docs/_build docs/auto_examples docs/generated
+	rm -rf $(VENV) $(MINVENV) paper_figures/out .pytest_cache .hypothesis docs/_build docs/auto_examples docs/generated
 
 # numba's on-disk cache is keyed on each kernel's own source file: after editing
 # graphsolve/kernels/compiled.py, blocks.py, simd.py or supernodal.py, kernels in other files that call them would

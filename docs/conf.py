@@ -11,6 +11,7 @@ matplotlib.use("Agg")
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the source tree, also when the project is not installed
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))  # paper_report
 
 import graphsolve  # noqa: E402
 
@@ -27,6 +28,7 @@ extensions = [
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
+    "paper_report",  # docs/_ext: the papers' figures and REPORT.md for reproducing.md
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
