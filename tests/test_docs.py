@@ -22,6 +22,7 @@ DOCUMENTED = (
     "graphsolve",
     "graphsolve.generators",
     "graphsolve.dense",
+    "graphsolve.distributed",
     "graphsolve.lcp",
     "graphsolve.mechanisms",
     "graphsolve.graph",
@@ -34,7 +35,9 @@ DOCUMENTED = (
     "dynamics.urdf",
     "dynamics.quaternion",
     "dynamics.maximal",
+    "dynamics.rollouts",
     "dynamics.minimal",
+    "dynamics.minimal.galerkin",
     "dynamics.minimal.spatial",
     "dynamics.minimal.general_joint",
 )
