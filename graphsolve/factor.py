@@ -194,7 +194,7 @@ class Factorization:
         if self.backend != "compiled" or self.method != "ldu":
             raise GraphSolveError("fused_handle needs the compiled backend and method 'ldu', "
                                   f"got {self.backend!r}, {self.method!r}")
-        updates = int(self.analysis.sched_ptr[-1])
+        updates = self.analysis.n_updates
         if implicit and updates:
             raise GraphSolveError("fused_handle(implicit=True) needs an acyclic pattern; this "
                                   f"analysis has {updates} block updates (cycles)")

@@ -43,6 +43,7 @@ from .symbolic import (
     minimum_degree,
     update_counts,
     update_lists,
+    weighted_postorder,
 )
 
 __all__ = ["Analysis", "analyze", "ORDERINGS", "AUTO_CANDIDATES"]
@@ -159,6 +160,14 @@ class Analysis:
         memory (computed on first use)."""
         return _readonly(update_counts(self.position, self.order, self.child_ptr,
                                        self.fe_child))
+
+    @cached_property
+    def n_updates(self) -> int:
+        """The number of block updates (Alg. 3 line 14), ``sched_ptr[-1]`` without the count
+        pass: each pair of later neighbours of a column is one update, so it is
+        ``Σ_j c_j (c_j - 1) / 2`` over the columns' numbers of factor pairs ``c_j``."""
+        c = np.diff(self.parent_ptr)
+        return int((c * (c - 1) // 2).sum())
 
     @cached_property
     def _schedule(self) -> tuple[np.ndarray, np.ndarray]:
@@ -293,7 +302,7 @@ class Analysis:
         m = len(self.fe_child)
         return {"diagonal": self.n_nodes, "matrix_pairs": m - self.n_fill,
                 "fill_pairs": self.n_fill, "factor_pairs": m,
-                "update_triples": int(self.sched_ptr[-1])}
+                "update_triples": self.n_updates}
 
     @property
     def factor_nnz(self) -> int:
@@ -566,9 +575,10 @@ def _named_order(name, n, indptr, indices, sizes, zero, root):
             order, deferred = _defer_zero_pivots(indptr, indices, order, zero, always=True)
             source = "SuiteSparse AMD through CHOLMOD (scikit-sparse)"
     elif name == "nd":
-        order = _metis_nested_dissection(n, indptr, indices, sizes)
+        order = weighted_postorder(indptr, indices,
+                                   _metis_nested_dissection(n, indptr, indices, sizes))
         order, deferred = _defer_zero_pivots(indptr, indices, order, zero, always=True)
-        source = "METIS nested dissection (pymetis)"
+        source = "METIS nested dissection (pymetis), postordered"
     else:                                               # pragma: no cover - checked above
         raise GraphError(f"unknown ordering {name!r}")
     return np.asarray(order, np.int64), deferred, source

@@ -798,7 +798,7 @@ def use_supernodal(an, work) -> bool:
     if an.uniform_block_size in SUPERNODAL_EXCLUDED_SIZES and \
             an.flops("ldlt") < SUPERNODAL_VECTORIZED_MIN_FLOPS:
         return False
-    if not (an.sched_ptr[-1] > 0
+    if not (an.n_updates > 0
             and an.flops("ldlt") >= SUPERNODAL_MIN_FLOPS_PER_NODE * an.n_nodes):
         return False
     return _supernodal_plan(an, work)[2] >= SUPERNODAL_MIN_WIDE_SHARE
@@ -840,17 +840,18 @@ def _factor_supernodal(an, gat, D, Dlu, piv, L, U, work, rtol) -> tuple:
     which does the same pairs and update triples (all of them, or up to a failed pivot)."""
     sn, scratch, _ = _supernodal_plan(an, work)
     none = np.zeros(0, np.int64)                # the update triples are never listed
-    sym = (*_sym(an, schedule=False), none, none)
+    sym = (an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_child, an.fe_ptr, an.child_ptr,
+           none, none, none)        # the update counts are not needed either (computed lazily)
     status, sq = _factor_sn(sym, sn, D, Dlu, piv, L, U, float(rtol), scratch, gat)
-    k = an.n_nodes - 1 if status < 0 else status
-    scalings = int(an.child_ptr[k + 1])
+    if status < 0:
+        return status, int(an.child_ptr[-1]), an.n_updates, sq
+    scalings = int(an.child_ptr[status + 1])
     return status, scalings, int(an.sched_ptr[scalings]), sq
 
 
-def _sym(an, schedule: bool = True) -> tuple:
-    head = (an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_child, an.fe_ptr, an.child_ptr,
-            an.sched_ptr)
-    return (*head, an.sched_ic2, an.sched_c1c2) if schedule else head
+def _sym(an) -> tuple:
+    return (an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_child, an.fe_ptr, an.child_ptr,
+            an.sched_ptr, an.sched_ic2, an.sched_c1c2)
 
 
 def _solve_arrays(an) -> tuple:
@@ -1087,7 +1088,7 @@ def fused_handle(an, gmap, D, Dlu, piv, L, U, work, implicit: bool = False) -> t
     w1, w2 = work[:2]
     solve_sym = (an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_parent, an.fe_child,
                  an.fe_ptr, an.child_ptr, an.parent_ptr, an.parent_edges)
-    if implicit and an.sched_ptr[-1] != 0:
+    if implicit and an.n_updates != 0:
         raise ValueError("an implicit-L factor needs an acyclic pattern (no fill updates)")
     bs, bs2 = specialization(an)
     handle = (*_pack(an), gmap.lsrc, gmap.usrc, D, Dlu, piv, L, U, w1, w2, float(PIVOT_RTOL),

@@ -8,16 +8,22 @@ pivots of the elimination order often share their whole column pattern: each nod
 next-eliminated neighbour is the next node, and the two have the same later neighbours. Such a
 run is a *fundamental supernode* (Liu, Ng & Peyton 1993; Davis 2006, §4.8 and §9.1). Its
 columns form one dense panel: rows = the supernode's own nodes, then the later nodes ``R`` they
-all connect to. Right-looking over the supernodes in elimination order:
+all connect to. Short fundamental supernodes along a chain of the elimination tree are then
+merged when the merged panel has few structural zeros (*relaxed amalgamation*, Ashcraft &
+Grimes 1989, with CHOLMOD's thresholds; :func:`_relaxed`): fewer, wider panels, so more of the
+work runs in BLAS. The zeros are part of the dense panel only; they stay exactly zero and are
+never written to the factor, whose pattern is unchanged. Right-looking over the supernodes in
+elimination order:
 
 1. assemble the panel from the factor buffers (the matrix's blocks, already reduced by the
-   updates of earlier supernodes);
+   updates of earlier supernodes; a panel with structural zeros is cleared first);
 2. factor it a block of :data:`PANEL_BLOCK` columns at a time (blocked dense LDLᵀ). In the
    block's own rows each pivot ``D_j`` is factored exactly as in the block kernel
    (:func:`~graphsolve.kernels.blocks._finish_pivot`: definite ``M Δ Mᵀ`` or LU with partial
    pivoting, same singularity rule) and the rows below it become ``L = T D_j⁻¹`` (Alg. 3 lines
    18-20 for every pair of the column). The rows below the block get all of the block's columns
-   at once, by one BLAS product with the inverse of the block's unit triangle, and the
+   at once, by one BLAS product with the inverse of the block's unit triangle, then each
+   pivot's ``D_j⁻¹`` (formed once from its factor) multiplies its columns there, and the
    supernode's later columns are updated by one BLAS product (``F -= L Tᵀ``, in place);
 3. write the factor blocks back and subtract ``L_a (L_b D_S)ᵀ`` from each block ``(a, b)`` of
    ``R × R``: Alg. 3 line 14 for all of the supernode's triples of that pair. Narrow
@@ -67,6 +73,12 @@ WIDE_NODES = 4
 #: buffers, which a dense graph would otherwise make as large as its whole factor.
 MAX_SUPERNODE_NODES = 128
 
+#: Relaxed amalgamation (:func:`_relaxed`): the scalar widths up to which a merged supernode
+#: may hold any share of structural zeros, then up to :data:`RELAX_ZEROS` ``[0]``, ``[1]``;
+#: wider ones up to ``RELAX_ZEROS[2]``. CHOLMOD's defaults (``nrelax``, ``zrelax``).
+RELAX_WIDTHS = (4, 16, 48)
+RELAX_ZEROS = (0.8, 0.1, 0.05)
+
 #: BLAS ``dgemm`` as numba's own ``np.dot`` calls it (numba's helper library forwards to SciPy's
 #: BLAS; an external symbol, so the kernels stay cacheable). Unlike ``np.dot`` it takes leading
 #: dimensions and ``beta``: products on sub-blocks of a panel, accumulated in place.
@@ -86,17 +98,14 @@ def _gemm_abt(A, a0, B, b0, C, c0, m, n, k, ld_a, ld_b, ld_c, alpha, beta, const
 
 
 @njit(cache=True)
-def _fundamental(order, etree, parent_ptr, parent_edges, fe_parent, pos, sizes, max_width):
-    """Supernodes as runs of positions, their row nodes and the edge of every ``R × R`` pair.
+def _fundamental(order, etree, parent_ptr, max_width):
+    """Fundamental supernodes as runs of elimination positions: ``sn_ptr`` (supernode ``s``
+    covers positions ``sn_ptr[s]:sn_ptr[s+1]``).
 
     Position ``k`` joins the supernode of ``k - 1`` when the node at ``k`` is the elimination
     tree parent of the node at ``k - 1`` and has exactly one later neighbour fewer (then the
-    two share every later neighbour). ``max_width`` caps a supernode's width in nodes.
-    Returns ``(sn_ptr, row_ptr, rows, tgt_ptr, tgt, sizes_needed)``: the supernode ``s`` covers
-    positions ``sn_ptr[s]:sn_ptr[s+1]``; its rows ``R`` are ``rows[row_ptr[s]:row_ptr[s+1]]``
-    in elimination order; ``tgt[tgt_ptr[s] + a (a - 1) / 2 + b]`` is the factor pair (child
-    ``R[b]``, parent ``R[a]``), ``b < a``, or -1 if the pattern lacks it.
-    ``sizes_needed = (max panel scalars, max panel rows, max panel nodes)``."""
+    two share every later neighbour, and the supernode's panel has no structural zero).
+    ``max_width`` caps a supernode's width in nodes."""
     n = order.size
     sn_ptr = np.empty(n + 1, np.int64)
     ns = 0
@@ -114,7 +123,95 @@ def _fundamental(order, etree, parent_ptr, parent_edges, fe_parent, pos, sizes, 
             ns += 1
             width = 1
     sn_ptr[ns] = n
-    sn_ptr = sn_ptr[:ns + 1].copy()
+    return sn_ptr[:ns + 1].copy()
+
+
+@njit(cache=True)
+def _relaxed(sn_ptr, order, etree, parent_ptr, parent_edges, fe_parent, sizes, max_width,
+             widths, zeros):
+    """Relaxed amalgamation (Ashcraft & Grimes 1989; CHOLMOD's ``cholmod_super_symbolic``):
+    merge a supernode into the next one when that one starts with the elimination-tree parent
+    of its last column and the merged panel stays dense enough. Returns the merged ``sn_ptr``
+    and ``padded`` (1 where a panel has structural zeros).
+
+    Walks the supernodes from the last to the first, growing the current merged supernode
+    downwards. A merge of ``W`` scalar columns is accepted when ``W <= widths[0]``, or
+    ``W <= widths[1]`` and at most ``zeros[0]`` of the merged lower trapezoid is structural
+    zeros, or ``W <= widths[2]`` and at most ``zeros[1]``, or at most ``zeros[2]`` (CHOLMOD's
+    ``nrelax`` / ``zrelax`` rule, its defaults in :data:`RELAX_WIDTHS`, :data:`RELAX_ZEROS`).
+    A column's pattern below a supernode that it joins this way is a subset of the supernode's
+    (the pattern of a column, without its parent, is in its parent's), so the rows of the
+    merged panel are those of its last column and no factor block is added: the structural
+    zeros of the panel stay exactly zero through the dense factorization and are not written
+    back."""
+    ns = sn_ptr.size - 1
+    # Scalar width, actual lower-trapezoid entries and rows-below height of each supernode.
+    w_sc = np.zeros(ns, np.float64)
+    z_sc = np.zeros(ns, np.float64)
+    h_sc = np.zeros(ns, np.float64)
+    for s in range(ns):
+        for k in range(sn_ptr[s], sn_ptr[s + 1]):
+            sj = sizes[order[k]]
+            below = 0
+            for t in range(parent_ptr[k], parent_ptr[k + 1]):
+                below += sizes[fe_parent[parent_edges[t]]]
+            w_sc[s] += sj
+            z_sc[s] += sj * (sj + 1) / 2 + sj * below
+        last = sn_ptr[s + 1] - 1
+        for t in range(parent_ptr[last], parent_ptr[last + 1]):
+            h_sc[s] += sizes[fe_parent[parent_edges[t]]]
+    start = np.empty(ns + 1, np.int64)
+    padded = np.zeros(ns, np.uint8)
+    ng = 0
+    start[0] = sn_ptr[ns]
+    gw = 0.0
+    gz = 0.0
+    gh = 0.0
+    gn = 0
+    for s in range(ns - 1, -1, -1):
+        nodes = sn_ptr[s + 1] - sn_ptr[s]
+        merged = False
+        if ng > 0 and gn + nodes <= max_width:
+            first_next = order[sn_ptr[s + 1]]
+            if etree[order[sn_ptr[s + 1] - 1]] == first_next:
+                W = gw + w_sc[s]
+                dense = W * (W + 1) / 2 + W * gh
+                frac = (dense - gz - z_sc[s]) / dense
+                merged = (W <= widths[0] or (W <= widths[1] and frac <= zeros[0])
+                          or (W <= widths[2] and frac <= zeros[1]) or frac <= zeros[2])
+        if merged:
+            gw += w_sc[s]
+            gz += z_sc[s]
+            gn += nodes
+            dense = gw * (gw + 1) / 2 + gw * gh
+            padded[ng - 1] = 1 if dense > gz else 0
+        else:
+            ng += 1
+            gw = w_sc[s]
+            gz = z_sc[s]
+            gh = h_sc[s]
+            gn = nodes
+            padded[ng - 1] = 0
+        start[ng] = sn_ptr[s]
+    out = np.empty(ng + 1, np.int64)
+    pad = np.empty(ng, np.uint8)
+    for g in range(ng + 1):
+        out[g] = start[ng - g]
+    for g in range(ng):
+        pad[g] = padded[ng - 1 - g]
+    return out, pad
+
+
+@njit(cache=True)
+def _panels(sn_ptr, order, parent_ptr, parent_edges, fe_parent, pos, sizes):
+    """The rows and update targets of each supernode's panel.
+
+    Returns ``(row_ptr, rows, tgt_ptr, tgt, sizes_needed)``: the rows ``R`` below supernode
+    ``s`` are ``rows[row_ptr[s]:row_ptr[s+1]]`` (its last column's later neighbours, in
+    elimination order); ``tgt[tgt_ptr[s] + a (a - 1) / 2 + b]`` is the factor pair (child
+    ``R[b]``, parent ``R[a]``), ``b < a``, or -1 if the pattern lacks it.
+    ``sizes_needed = (max panel scalars, max panel rows, max panel nodes)``."""
+    ns = sn_ptr.size - 1
     row_ptr = np.zeros(ns + 1, np.int64)
     tgt_ptr = np.zeros(ns + 1, np.int64)
     for s in range(ns):
@@ -153,46 +250,64 @@ def _fundamental(order, etree, parent_ptr, parent_edges, fe_parent, pos, sizes, 
         max_panel = max(max_panel, (w_sc + m_sc) * w_sc)
         max_h = max(max_h, w_sc + m_sc)
         max_nodes = max(max_nodes, last + 1 - k0 + m)
-    return sn_ptr, row_ptr, rows, tgt_ptr, tgt, np.array([max_panel, max_h, max_nodes])
+    return row_ptr, rows, tgt_ptr, tgt, np.array([max_panel, max_h, max_nodes])
 
 
-def plan(an, max_width: int = MAX_SUPERNODE_NODES) -> tuple:
+def _wide_share(an, sn_ptr) -> float:
+    """The part of the ``R × R`` update work (rows² × width) done by supernodes of at least
+    :data:`WIDE_NODES` nodes among the supernodes ``sn_ptr``."""
+    sizes = an.block_sizes.astype(float)
+    width = np.add.reduceat(sizes[an.order], sn_ptr[:-1])
+    below = np.concatenate([[0.0], np.cumsum(sizes[an.fe_parent[an.parent_edges]])])
+    height = below[an.parent_ptr[sn_ptr[1:]]] - below[an.parent_ptr[sn_ptr[1:] - 1]]
+    work = height * height * width
+    wide = np.diff(sn_ptr) >= WIDE_NODES
+    return float(work[wide].sum() / work.sum()) if work.sum() > 0 else 0.0
+
+
+def plan(an, max_width: int = MAX_SUPERNODE_NODES, relax=True) -> tuple:
     """The supernodal plan of an analysis and its scratch buffers (allocated once):
     ``(sn, scratch, wide_share)`` for :func:`factor_supernodal`. ``wide_share`` is the part of
-    the ``R × R`` update work (rows² × width) done by supernodes of at least
+    the ``R × R`` update work (rows² × width) done by fundamental supernodes of at least
     :data:`WIDE_NODES` nodes, whose panels use BLAS and whose block products have a long inner
-    dimension; ``max_width`` caps a supernode's nodes."""
-    sn_ptr, row_ptr, rows, tgt_ptr, tgt, need = _fundamental(
-        an.order, an.etree, an.parent_ptr, an.parent_edges, an.fe_parent, an.position,
-        an.block_sizes, int(max_width))
+    dimension (measured before amalgamation: the rule that chooses this kernel was set on
+    fundamental supernodes); ``max_width`` caps a supernode's nodes. ``relax``: merge fundamental
+    supernodes by :func:`_relaxed` (True: :data:`RELAX_WIDTHS`, :data:`RELAX_ZEROS`; a pair
+    ``(widths, zeros)`` of three each; False: fundamental supernodes only)."""
+    sn_ptr = _fundamental(an.order, an.etree, an.parent_ptr, int(max_width))
+    share = _wide_share(an, sn_ptr)
+    if relax is False:
+        padded = np.zeros(sn_ptr.size - 1, np.uint8)
+    else:
+        widths, zeros = (RELAX_WIDTHS, RELAX_ZEROS) if relax is True else relax
+        sn_ptr, padded = _relaxed(sn_ptr, an.order, an.etree, an.parent_ptr, an.parent_edges,
+                                  an.fe_parent, an.block_sizes, int(max_width),
+                                  np.asarray(widths, np.float64), np.asarray(zeros, np.float64))
+    row_ptr, rows, tgt_ptr, tgt, need = _panels(
+        sn_ptr, an.order, an.parent_ptr, an.parent_edges, an.fe_parent, an.position,
+        an.block_sizes)
     max_panel, max_h, max_nodes = (int(v) for v in need)
     smax = int(an.block_sizes.max())
-    sn = (sn_ptr, row_ptr, rows, tgt_ptr, tgt, an.parent_ptr, an.parent_edges, an.fe_parent)
+    sn = (sn_ptr, row_ptr, rows, tgt_ptr, tgt, an.parent_ptr, an.parent_edges, an.fe_parent,
+          padded)
     scratch = (np.empty(max_panel), np.empty(max_panel), np.empty(smax * max_h),
                np.empty(an.n_nodes, np.int64), np.empty(max_nodes + 1, np.int64),
                np.empty((PANEL_BLOCK + smax) ** 2), np.array([1.0, -1.0, 0.0]),
                np.empty((UPDATE_PANEL_ROWS + smax) * max_h))
-    sizes = an.block_sizes.astype(float)
-    width = np.add.reduceat(sizes[an.order], sn_ptr[:-1])
-    r_sizes = np.concatenate([[0.0], np.cumsum(sizes[rows])])
-    height = r_sizes[row_ptr[1:]] - r_sizes[row_ptr[:-1]]
-    work = height * height * width
-    wide = np.diff(sn_ptr) >= WIDE_NODES
-    share = float(work[wide].sum() / work.sum()) if work.sum() > 0 else 0.0
     return sn, scratch, share
 
 
 @njit(error_model="numpy", fastmath=_FAST, inline="always")
-def _scale_rows(F, G, r0, r1, oj, sj, lu, pv, wb, in_g):
-    """Rows ``r0:r1`` of the pivot's columns ``oj:oj+sj``: ``T`` (in ``F``, copied to ``G``;
-    or already in ``G`` if ``in_g``) becomes ``L = T D_j⁻¹`` in ``F`` (Alg. 3 line 18 for
+def _scale_rows(F, G, r0, r1, oj, sj, lu, pv, wb):
+    """Rows ``r0:r1`` of the pivot's columns ``oj:oj+sj``: ``T`` (in ``F``, copied to ``G``)
+    becomes ``L = T D_j⁻¹`` in ``F`` (Alg. 3 line 18 for
     each row's pair, as ``D⁻ᵀ Tᵀ``)."""
     nr = r1 - r0
     if nr <= 0:
         return
     for r in range(nr):
         for c in range(sj):
-            v = G[r0 + r, oj + c] if in_g else F[r0 + r, oj + c]
+            v = F[r0 + r, oj + c]
             G[r0 + r, oj + c] = v
             wb[c * nr + r] = v
     if pv[0] < 0:                              # definite pivot: M Δ Mᵀ, symmetric
@@ -202,6 +317,90 @@ def _scale_rows(F, G, r0, r1, oj, sj, lu, pv, wb, in_g):
     for r in range(nr):
         for c in range(sj):
             F[r0 + r, oj + c] = wb[c * nr + r]
+
+
+@njit(error_model="numpy", inline="always")
+def _block_in(F, o, oj, L, f0, sp, sj):
+    """``F[o:o+sp, oj:oj+sj]`` = the ``sp × sj`` block at ``L[f0]`` (row-major); the 6×6
+    case with sizes known to the compiler."""
+    if sp == 6 and sj == 6:
+        for r in range(6):
+            for c in range(6):
+                F[o + r, oj + c] = L[f0 + 6 * r + c]
+        return
+    for r in range(sp):
+        for c in range(sj):
+            F[o + r, oj + c] = L[f0 + r * sj + c]
+
+
+@njit(error_model="numpy", inline="always")
+def _block_out(F, o, oj, L, f0, sp, sj):
+    """The inverse copy of :func:`_block_in`: ``L[f0]`` = ``F[o:o+sp, oj:oj+sj]``."""
+    if sp == 6 and sj == 6:
+        for r in range(6):
+            for c in range(6):
+                L[f0 + 6 * r + c] = F[o + r, oj + c]
+        return
+    for r in range(sp):
+        for c in range(sj):
+            L[f0 + r * sj + c] = F[o + r, oj + c]
+
+
+@njit(error_model="numpy", inline="always")
+def _block_sub(X, x0, C, c0, ld, sa, sb):
+    """``X[x0:]`` (an ``sa × sb`` block, row-major) ``-=`` the block of ``C`` at ``C[c0]``
+    with row stride ``ld``; the 6×6 case with sizes known to the compiler."""
+    if sa == 6 and sb == 6:
+        for r in range(6):
+            for c in range(6):
+                X[x0 + 6 * r + c] -= C[c0 + r * ld + c]
+        return
+    for r in range(sa):
+        for c in range(sb):
+            X[x0 + r * sb + c] -= C[c0 + r * ld + c]
+
+
+@njit(error_model="numpy", fastmath=_FAST, inline="always")
+def _rows_times6(F, G, r0, r1, oj, X):
+    """``F[r, oj:oj+6] = G[r, oj:oj+6] Xᵀ`` for ``r0 <= r < r1`` (``X`` 6×6, row-major in a
+    flat buffer): :func:`_scale_below` for 6×6 pivots, with the inner sizes known to the
+    compiler."""
+    for r in range(r0, r1):
+        t0 = G[r, oj]
+        t1 = G[r, oj + 1]
+        t2 = G[r, oj + 2]
+        t3 = G[r, oj + 3]
+        t4 = G[r, oj + 4]
+        t5 = G[r, oj + 5]
+        for c in range(6):
+            F[r, oj + c] = (t0 * X[6 * c] + t1 * X[6 * c + 1] + t2 * X[6 * c + 2]
+                            + t3 * X[6 * c + 3] + t4 * X[6 * c + 4] + t5 * X[6 * c + 5])
+
+
+@njit(error_model="numpy", fastmath=_FAST, inline="always")
+def _scale_below(F, G, r0, r1, oj, sj, lu, pv, wb):
+    """Rows ``r0:r1`` of the pivot's columns ``oj:oj+sj``: ``T`` (in ``G``) becomes
+    ``L = T D_j⁻¹`` in ``F`` (Alg. 3 line 18 for each row's pair). ``D_j⁻¹`` is made once from
+    the pivot's factor (its solve applied to the identity, as :func:`_scale_rows` applies it to
+    the rows), then each row is multiplied by it: many rows per pivot below a panel block."""
+    if r1 <= r0:
+        return
+    for c in range(sj):
+        for r in range(sj):
+            wb[c * sj + r] = 1.0 if r == c else 0.0
+    if pv[0] < 0:                              # X = D⁻ᵀ, so that X[c, q] = D⁻¹[q, c]
+        _ldl_solve_left(lu, sj, wb, sj)
+    else:
+        _lu_solve_trans_left(lu, pv, sj, wb, sj)
+    if sj == 6:
+        _rows_times6(F, G, r0, r1, oj, wb)
+        return
+    for r in range(r0, r1):
+        for c in range(sj):
+            acc = 0.0
+            for q in range(sj):
+                acc += G[r, oj + q] * wb[c * sj + q]
+            F[r, oj + c] = acc
 
 
 @njit(error_model="numpy", fastmath=_FAST, inline="always")
@@ -250,20 +449,13 @@ def _update_rr_blas(Fb, Gb, Cb, W, w, m, roff, rows, r0, sizes, D, d_ptr, L, fe_
             sa = sizes[pa]
             ra = roff[w + a] - top
             ca = roff[w + a] - R0
-            dd = d_ptr[pa]
-            for r in range(sa):
-                for c in range(sa):
-                    D[dd + r * sa + c] -= Cb[(ra + r) * nc + ca + c]
+            _block_sub(D, d_ptr[pa], Cb, ra * nc + ca, nc, sa, sa)
             base = t0 + a * (a - 1) // 2
             for b in range(a):
                 e = tgt[base + b]
                 if e >= 0:
-                    sb = sizes[rows[r0 + b]]
-                    cb = roff[w + b] - R0
-                    f0 = fe_ptr[e]
-                    for r in range(sa):
-                        for c in range(sb):
-                            L[f0 + r * sb + c] -= Cb[(ra + r) * nc + cb + c]
+                    _block_sub(L, fe_ptr[e], Cb, ra * nc + roff[w + b] - R0, nc, sa,
+                               sizes[rows[r0 + b]])
         a0 = a1
 
 
@@ -273,7 +465,7 @@ def factor_supernodal(sym, sn, D, Dlu, piv, L, rtol, scratch):
     buffers loaded with the matrix (``D``, lower blocks in ``L``). Returns the elimination
     position of the first singular pivot, or -1."""
     order, sizes, d_ptr, x_ptr, _, fe_ptr, _, _, _, _ = sym
-    sn_ptr, row_ptr, rows, tgt_ptr, tgt, parent_ptr, parent_edges, fe_parent = sn
+    sn_ptr, row_ptr, rows, tgt_ptr, tgt, parent_ptr, parent_edges, fe_parent, padded = sn
     Fb, Gb, wb, loc, roff, Mb, consts, Cb = scratch
     for s in range(sn_ptr.size - 1):
         k0 = sn_ptr[s]
@@ -290,23 +482,17 @@ def factor_supernodal(sym, sn, D, Dlu, piv, L, rtol, scratch):
         W = roff[w]
         F = Fb[:H * W].reshape((H, W))
         G = Gb[:H * W].reshape((H, W))
+        if padded[s]:                          # structural zeros of a relaxed supernode
+            Fb[:H * W] = 0.0
         for jj in range(w):                    # 1. assemble
             j = order[k0 + jj]
             sj = sizes[j]
             oj = roff[jj]
-            dj = d_ptr[j]
-            for r in range(sj):
-                for c in range(sj):
-                    F[oj + r, oj + c] = D[dj + r * sj + c]
+            _block_in(F, oj, oj, D, d_ptr[j], sj, sj)
             for t in range(parent_ptr[k0 + jj], parent_ptr[k0 + jj + 1]):
                 e = parent_edges[t]
                 p = fe_parent[e]
-                sp = sizes[p]
-                o = roff[loc[p]]
-                f0 = fe_ptr[e]
-                for r in range(sp):
-                    for c in range(sj):
-                        F[o + r, oj + c] = L[f0 + r * sj + c]
+                _block_in(F, roff[loc[p]], oj, L, fe_ptr[e], sizes[p], sj)
         jb = 0                                 # 2. factor, column block by column block
         while jb < w:
             je = jb + 1
@@ -327,7 +513,7 @@ def factor_supernodal(sym, sn, D, Dlu, piv, L, rtol, scratch):
                 if not _finish_pivot(D[dj:dj + sj * sj], lu, pv, sj, True, rtol):
                     return k0 + jj
                 below = oj + sj
-                _scale_rows(F, G, below, ob1, oj, sj, lu, pv, wb, False)
+                _scale_rows(F, G, below, ob1, oj, sj, lu, pv, wb)
                 for b in range(jj + 1, je):    # later columns of the block, row by row
                     for r in range(roff[b], roff[b + 1]):
                         for c in range(below, roff[b + 1]):
@@ -341,8 +527,8 @@ def factor_supernodal(sym, sn, D, Dlu, piv, L, rtol, scratch):
                     j = order[k0 + jj]
                     sj = sizes[j]
                     dj = d_ptr[j]
-                    _scale_rows(F, G, ob1, H, roff[jj], sj, Dlu[dj:dj + sj * sj],
-                                piv[x_ptr[j]:x_ptr[j + 1]], wb, True)
+                    _scale_below(F, G, ob1, H, roff[jj], sj, Dlu[dj:dj + sj * sj],
+                                 piv[x_ptr[j]:x_ptr[j + 1]], wb)
             if ob1 < W:                        # later columns: F -= L Tᵀ, in place
                 _gemm_abt(Fb, ob1 * W + ob0, Gb, ob1 * W + ob0, Fb, ob1 * W + ob1, H - ob1,
                           W - ob1, ob1 - ob0, W, W, W, _MINUS_ONE, _ONE, consts)
@@ -354,11 +540,7 @@ def factor_supernodal(sym, sn, D, Dlu, piv, L, rtol, scratch):
             for t in range(parent_ptr[k0 + jj], parent_ptr[k0 + jj + 1]):
                 e = parent_edges[t]
                 p = fe_parent[e]
-                o = roff[loc[p]]
-                f0 = fe_ptr[e]
-                for r in range(sizes[p]):
-                    for c in range(sj):
-                        L[f0 + r * sj + c] = F[o + r, oj + c]
+                _block_out(F, roff[loc[p]], oj, L, fe_ptr[e], sizes[p], sj)
         if m == 0:
             continue
         if W >= BLAS_UPDATE_MIN_WIDTH:         # ... and update R × R: BLAS, then subtract

@@ -19,7 +19,12 @@ from hypothesis import strategies as st
 import graphsolve as gs
 from graphsolve import generators as gen
 from graphsolve.ordering import _minimum_degree
-from graphsolve.symbolic import csr_adjacency, elimination_counts, minimum_degree
+from graphsolve.symbolic import (
+    csr_adjacency,
+    elimination_counts,
+    minimum_degree,
+    weighted_postorder,
+)
 
 FAST = settings(max_examples=25, deadline=None)
 NAMED = tuple(o for o in gs.ORDERINGS if o != "auto")     # the summary's columns
@@ -892,6 +897,7 @@ def test_elimination_counts_equal_the_full_analysis(n, extra, seed, ordering):
     indptr, indices = csr_adjacency(n, np.asarray(an.edges))
     pairs, flu, flt, sol = elimination_counts(indptr, indices, an.order, an.block_sizes, np.inf)
     assert pairs == an.block_counts["factor_pairs"]
+    assert an.n_updates == an.sched_ptr[-1] == an.sched_ic2.size     # counted without listing
     assert abs(flu - an._flops_from_schedule("ldu")) <= 1
     assert abs(flt - an._flops_from_schedule("ldlt")) <= 1
     assert abs(an.flops("ldu") - an._flops_from_schedule("ldu")) <= 1
@@ -1065,3 +1071,54 @@ def test_summary_leaves_out_orderings_far_worse_than_its_own(monkeypatch):
     assert last.startswith("not shown") and "brudigam," in last and "dfs" in last
     # block_counts counts the update triples without listing them
     assert an.block_counts["update_triples"] == len(an.sched_ic2)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 60), extra=st.integers(0, 80), seed=st.integers(0, 10_000))
+def test_weighted_postorder_keeps_the_fill(n, extra, seed):
+    """A postorder of the elimination tree: a permutation in which every node comes after its
+    children, with the same pairs and flops as the order it rearranges (random graphs, random
+    orders, mixed block sizes), and every subtree contiguous."""
+    extra = min(extra, n * (n - 1) // 2 - (n - 1))
+    G = gen.random_graph(n, extra_edges=extra, seed=seed)
+    rng = np.random.default_rng(seed)
+    edges = np.array(G.edges(), dtype=np.int64).reshape(-1, 2)
+    indptr, indices = csr_adjacency(n, edges)
+    sizes = rng.integers(1, 7, n)
+    order = rng.permutation(n).astype(np.int64)
+    post = weighted_postorder(indptr, indices, order)
+    assert sorted(post) == list(range(n))
+    got = elimination_counts(indptr, indices, post, sizes, np.inf)
+    ref = elimination_counts(indptr, indices, order, sizes, np.inf)
+    assert got[0] == ref[0] and np.allclose(got[1:], ref[1:], rtol=1e-12)   # sums' order
+    an = gs.analyze(G, list(post))
+    pos = an.position
+    for v in range(n):
+        if an.etree[v] >= 0:
+            assert pos[an.etree[v]] > pos[v]
+    desc = np.ones(n, np.int64)                   # subtree sizes; subtrees contiguous
+    for k in range(n):
+        v = an.order[k]
+        if an.etree[v] >= 0:
+            desc[an.etree[v]] += desc[v]
+    for k in range(n):
+        v = an.order[k]
+        first = k - desc[v] + 1
+        assert all(pos[an.etree[u]] <= k for u in an.order[first:k])
+
+
+def test_nested_dissection_is_postordered():
+    """METIS's order comes postordered: same flops as METIS's own order, and more nodes whose
+    successor is their elimination-tree parent (what makes supernodes)."""
+    G = gen.crystal(8)
+    an = gs.analyze(G, "nd")
+    assert "postordered" in an.ordering_source
+    raw = gs.analyze(G, list(gs.ordering._metis_nested_dissection(
+        an.n_nodes, *csr_adjacency(an.n_nodes, np.array(G.edges(), dtype=np.int64)),
+        np.ones(an.n_nodes, np.int64))))
+    assert an.flops("ldlt") == raw.flops("ldlt")
+
+    def parent_next(a):
+        return np.mean(a.etree[a.order[:-1]] == a.order[1:])
+
+    assert parent_next(an) > parent_next(raw)

@@ -103,8 +103,9 @@ def test_plan_covers_every_update_pair():
     the panels' updates plus the R × R products are exactly the update triples of the block
     kernel's schedule."""
     an = gs.analyze(gen.crystal(5), "amd")
-    sn, _, share = S.plan(an)
+    sn, _, share = S.plan(an, relax=False)
     sn_ptr, row_ptr, rows, tgt_ptr, tgt = sn[:5]
+    assert not sn[8].any()                                  # no panel has structural zeros
     assert sn_ptr[0] == 0 and sn_ptr[-1] == an.n_nodes and np.all(np.diff(sn_ptr) >= 1)
     assert np.all(tgt >= 0)
     assert 0.0 <= share <= 1.0
@@ -125,6 +126,43 @@ def test_plan_covers_every_update_pair():
     sched = {(int(an.fe_parent[ic2]), int(an.fe_parent[c1c2]), int(an.fe_child[ic2]))
              for ic2, c1c2 in zip(an.sched_ic2, an.sched_c1c2, strict=True)}
     assert pairs == sched
+
+
+@pytest.mark.parametrize("size", [3, 6, "mixed"])
+def test_relaxed_supernodes(forced, size):
+    """Relaxed amalgamation merges runs of consecutive fundamental supernodes along the
+    elimination tree into panels with structural zeros (flagged ``padded``), which stay exactly
+    zero: the factor equals the reference backend's and the fundamental plan's. Thresholds of
+    zero merge nothing."""
+    G = gen.crystal(5)
+    if size == "mixed":
+        rng = np.random.default_rng(4)
+        for v in G:
+            G.nodes[v]["size"] = int(rng.integers(1, 8))
+    A = gs.random_block_matrix(G, "spd", block_size=1 if size == "mixed" else size, seed=9)
+    an = gs.analyze(A, "amd")
+    fund = S.plan(an, relax=False)[0]
+    relaxed = S.plan(an)[0]
+    assert relaxed[0].size < fund[0].size and relaxed[8].any()
+    assert set(relaxed[0]) <= set(fund[0])                  # unions of fundamental ones
+    for s in range(relaxed[0].size - 1):                    # ... along the elimination tree
+        for k in range(relaxed[0][s] + 1, relaxed[0][s + 1]):
+            if k in set(fund[0]):
+                assert an.etree[an.order[k - 1]] == an.order[k]
+    none = S.plan(an, relax=((0, 0, 0), (0.0, 0.0, 0.0)))[0]
+    assert np.array_equal(none[0], fund[0]) and not none[8].any()
+    Fr = gs.factorize(A, method="ldlt", analysis=an, backend="reference")
+    Fc = gs.factorize(A, method="ldlt", analysis=an, backend="compiled")
+    assert Fc._work[2]["supernodal"][0][0].size == relaxed[0].size
+    Ff = gs.factorize(A, method="ldlt", analysis=an, backend="compiled")
+    Ff._work[2]["supernodal"] = S.plan(an, relax=False)
+    Ff.refactor(A)
+    for name in ("L", "D"):
+        ref = getattr(Fr, name)
+        assert abs(ref - getattr(Fc, name)).max() <= 1e-11 * abs(ref).max()
+        assert abs(getattr(Ff, name) - getattr(Fc, name)).max() <= 1e-12 * abs(ref).max()
+    b = np.random.default_rng(1).standard_normal(A.shape[0])
+    assert np.allclose(A.to_scipy() @ Fc.solve(b), b, rtol=1e-9, atol=1e-9)
 
 
 def test_singular_pivot_position_matches_block_kernel(forced):
@@ -233,7 +271,9 @@ def test_supernodal_factor_never_lists_the_update_triples(forced):
     an = gs.analyze(A, "amd")
     F = gs.factorize(A, method="ldlt", analysis=an)
     assert C.use_supernodal(an, F._work)
-    assert "_schedule" not in an.__dict__ and an.sched_ptr[-1] > 0
+    assert "_schedule" not in an.__dict__ and "sched_ptr" not in an.__dict__   # nor counted
+    assert F.stats["block_ops"] == gs.factorize(A, method="ldlt", analysis=an,
+                                                backend="reference").stats["block_ops"]
     b = np.ones(A.shape[0])
     assert np.allclose(A.to_scipy() @ F.solve(b), b)
     gs.factorize(A, method="ldu", analysis=an)
