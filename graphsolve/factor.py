@@ -180,7 +180,7 @@ class Factorization:
 
     def fused_handle(self, A: BlockMatrix, implicit: bool = False) -> tuple:
         """Low-level hook for numba code: a ``handle`` such that
-        ``graphsolve.kernels.compiled.refactor_solve(handle, A.data, x)``
+        ``graphsolve.lowlevel.refactor_solve(handle, A.data, x)``
         refactors values laid out like ``A`` into this factorization's buffers and solves
         ``x`` in place (LDU, compiled backend only). Afterwards call :meth:`mark_valid` with its
         status so that Python-level use of the factorization stays checked.

@@ -27,7 +27,7 @@ and ``comparisons`` use only these names and the package's top-level ones (a tes
 from __future__ import annotations
 
 from .factor import allocate
-from .kernels.compiled import refactor_solve
+from .kernels.fused import refactor_solve
 from .kernels.protocol import Status
 from .kernels.reference import PIVOT_RTOL
 from .kernels.simd import mm6_sub

@@ -108,7 +108,8 @@ def test_factorizations_in_python_threads_match_sequential_results():
     in a thread pool give exactly the sequential results (separate buffers per thread)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from graphsolve.kernels import compiled
+    from graphsolve.kernels import compiled, solve_kernels
+    from graphsolve.kernels import specializations as sp
 
     mats = [gs.random_block_matrix(G, kind, block_size=6, seed=s) for s, (G, kind) in enumerate(
         [(gen.net(8), "spd"), (gen.random_tree(60, seed=1), "unsymmetric"),
@@ -124,6 +125,8 @@ def test_factorizations_in_python_threads_match_sequential_results():
         threaded = list(pool.map(run, range(len(mats))))
     for x, y in zip(sequential, threaded, strict=True):
         np.testing.assert_array_equal(x, y)
-    for kernel in (compiled._factor_0, compiled._solve, compiled._solve_sym_vector,
+    tables = (sp._FACTOR, sp._SOLVE, sp._SOLVE_SYM, sp._SOLVE_VECTOR, sp._SOLVE_IMPLICIT,
+              sp._FACTOR_BATCH)
+    for kernel in (*(k for t in tables for k in t.values()), solve_kernels._solve_sym_vector,
                    compiled.refactor_solve):
         assert kernel.targetoptions.get("nogil") is True, kernel

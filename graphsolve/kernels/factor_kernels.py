@@ -1,0 +1,295 @@
+"""The block factor (Brüdigam et al. 2023, Alg. 3) compiled with numba, on the flat buffers.
+
+:func:`_factor` runs the elimination for any block sizes, or for uniform ``BS×BS`` blocks when
+``BS`` is passed as a literal (fixed trip counts in the inlined block loops; uniform 6×6 blocks
+use the vectorized operations of :mod:`graphsolve.kernels.simd`); :func:`_factor_pair` is the
+same loop for blocks of exactly two sizes (bodies and joints of a KKT matrix). Both first load
+the buffers from the matrix's flat values (:func:`_gather`) unless they are preloaded, and do
+each pair's scaling with the pair step :func:`_scale_pair_py`. :func:`_factor_sn` is the load
+followed by the supernodal LDLᵀ kernel (:mod:`graphsolve.kernels.supernodal`).
+
+These are called from the entry points of :mod:`graphsolve.kernels.specializations` (one per
+block-size specialization) and from the batch kernels; the uniform 6×6 LDLᵀ of a tree has its
+own kernel, :func:`graphsolve.kernels.tree6._factor_tree6`. Nothing is allocated per block:
+the caller passes two ``max_size²`` work buffers. Pivot factors follow the LAPACK ``getrf``
+convention and the :data:`~graphsolve.kernels.reference.PIVOT_RTOL` rule
+(:func:`graphsolve.kernels.blocks._finish_pivot`).
+"""
+
+from __future__ import annotations
+
+from numba import literally, njit
+
+from . import supernodal
+from .blocks import (
+    _FAST,
+    _finish_pivot,
+    _ldl_solve_left,
+    _lu_solve_left,
+    _lu_solve_trans_left,
+    _matmul,
+    _sub_matmul,
+)
+from .simd import ldlt_pair6, mm6_sub, mm6t_sub
+
+__all__: list[str] = []
+
+
+def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, FI, FC):
+    """Alg. 3 lines 18-20 for the pair (i, c1): ``L = T D⁻¹``, ``U = D⁻¹ S``,
+    ``D_i -= T D⁻¹ S`` (LDLᵀ: ``S = Tᵀ``). With ``implicit`` (LDU on an acyclic pattern)
+    ``T`` is kept: :func:`graphsolve.kernels.solve_kernels._solve_vector` (``implicit``)
+    applies ``L = T D⁻¹`` on the fly.
+
+    LDLᵀ with ``keep`` (a pattern with update triples) keeps the unscaled ``T = L D_c`` in the
+    otherwise unused ``U`` block: a triple (Alg. 3 line 14, ``T_ic1 -= L_ic2 D_c2 L_c1c2ᵀ``)
+    then needs one block product instead of two (:meth:`graphsolve.Analysis.flops` counts it
+    so).
+
+    ``FI``, ``FC`` > 0 fix ``si``, ``sc`` (literal sizes: fixed trip counts; ``0``: generic).
+    Two compiled forms of this one function:
+
+    - :func:`_scale_pair_inline` (numba IR inlining: the fastest code) at the single call
+      site of :func:`_factor` (and of the tree kernel's indefinite branch);
+    - :func:`_scale_pair`, compiled once per pair of literal sizes and inlined by LLVM
+      (``forceinline``), at the three call sites of :func:`_factor_pair`.
+
+    numba's IR inlining re-processes the callee and its nested helpers at every call site, so
+    it is used at one site per kernel only: at all three sites of every pair kernel the cold
+    compilation of the dynamics' kernels would take minutes."""
+    if FI > 0:
+        si = FI
+    if FC > 0:
+        sc = FC
+    scale_t = symmetric or not implicit
+    if keep:                                                # LDLᵀ only
+        for q in range(si * sc):
+            S[q] = T[q]
+    if FI == 6 and FC == 6 and symmetric and piv_c[0] < 0:  # all in registers (simd.py)
+        ldlt_pair6(T, 0, T, 0, Di, 0, Di, 0, lu_c, 0)
+        return
+    if scale_t:                                             # w2 = (T D⁻¹)ᵀ = D⁻ᵀ Tᵀ
+        for r in range(si):
+            for c in range(sc):
+                w2[c * si + r] = T[r * sc + c]
+        if piv_c[0] < 0:                                    # definite LDLᵀ pivot: M Δ Mᵀ
+            _ldl_solve_left(lu_c, sc, w2, si)
+        else:
+            _lu_solve_trans_left(lu_c, piv_c, sc, w2, si)
+    if symmetric:                                           # D⁻¹ S = (T D⁻¹)ᵀ
+        V = w2
+    else:
+        _lu_solve_left(lu_c, piv_c, sc, S, si)              # U = D⁻¹ S
+        V = S
+    if FI == 6 and FC == 6:                                 # D_i -= T D⁻¹ S
+        mm6_sub(Di, 0, T, 0, V, 0)
+    else:
+        _sub_matmul(Di, T, V, si, sc, si, False)
+    if scale_t:                                             # L = T D⁻¹
+        for r in range(si):
+            for c in range(sc):
+                T[r * sc + c] = w2[c * si + r]
+
+
+#: :func:`_scale_pair_py` compiled per literal size pair, inlined by LLVM
+_scale_pair = njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST, forceinline=True)(
+    _scale_pair_py)
+#: :func:`_scale_pair_py` inlined by numba (one site per kernel)
+_scale_pair_inline = njit(error_model="numpy", fastmath=_FAST, inline="always")(_scale_pair_py)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
+def _gather(sym, D, L, U, symmetric, gat, BS):
+    """Load the factor buffers from the matrix's flat ``values`` in one pass of straight copies
+    (the diagonal section holds the blocks by node, ``D`` in elimination order at ``d_ptr``;
+    each pair's blocks are contiguous runs at ``lsrc``/``usrc``, -1 for fill). LDLᵀ does not
+    load ``U``: each upper block is compared with its lower block's transpose instead (as are
+    the two triangles of each diagonal block); returns the squared difference (0 for LDU).
+    ``BS`` > 0: uniform BS×BS blocks.
+
+    A pass of its own beats loading each block when the elimination first reaches it: these
+    loops over raw offsets run near memory speed, while a slice copy per block costs more than
+    the whole pass."""
+    literally(BS)
+    order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, _, _, _ = sym
+    values, lsrc, usrc = gat
+    sq = 0.0
+    src = 0
+    for i in range(sizes.size):                 # A's diagonal section: by node
+        si = sizes[i] if BS == 0 else BS
+        d0 = d_ptr[i]
+        for q in range(si * si):
+            D[d0 + q] = values[src + q]
+        if symmetric:
+            for r in range(si):
+                for c in range(r + 1, si):
+                    d = values[src + r * si + c] - values[src + c * si + r]
+                    sq += d * d
+        src += si * si
+    for k in range(order.size):
+        i = order[k]
+        si = sizes[i] if BS == 0 else BS
+        for e in range(child_ptr[k], child_ptr[k + 1]):
+            f0 = fe_ptr[e]
+            ln = fe_ptr[e + 1] - f0 if BS == 0 else BS * BS
+            ls = lsrc[e]
+            us = usrc[e]
+            if ls >= 0:
+                for q in range(ln):
+                    L[f0 + q] = values[ls + q]
+            else:
+                for q in range(ln):
+                    L[f0 + q] = 0.0
+            if symmetric:
+                if us >= 0:                 # A_ci (sc × si) against A_icᵀ
+                    sc = sizes[fe_child[e]] if BS == 0 else BS
+                    for r in range(sc):
+                        for q in range(si):
+                            d = values[us + r * si + q] - L[f0 + q * sc + r]
+                            sq += d * d
+            elif us >= 0:
+                for q in range(ln):
+                    U[f0 + q] = values[us + q]
+            else:
+                for q in range(ln):
+                    U[f0 + q] = 0.0
+    return sq
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
+def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
+    """Alg. 3 over the flat buffers; ``sym`` is the tuple of analysis arrays
+    (:func:`graphsolve.kernels.specializations._sym`). ``BS`` > 0 says every block is BS×BS:
+    compiled as a constant (through the entry points of
+    :mod:`~graphsolve.kernels.specializations`), the inlined small loops get fixed trip
+    counts; ``BS = 0`` is generic.
+
+    ``gat = (values, lsrc, usrc)``: the kernel first loads the buffers from the matrix's flat
+    ``values`` (:func:`_gather`); empty ``values``: the buffers are preloaded.
+    Returns ``(status, scalings, updates, squared asymmetry of the loaded values)``."""
+    literally(BS)
+    order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr, sched_ic2, \
+        sched_c1c2 = sym
+    keep = symmetric and sched_ptr[sched_ptr.size - 1] > 0      # see _scale_pair
+    n_updates = 0
+    n_scalings = 0
+    sq = _gather(sym, D, L, U, symmetric, gat, BS) if gat[0].size > 0 else 0.0
+    for k in range(order.size):
+        i = order[k]
+        si = sizes[i] if BS == 0 else BS
+        Di = D[d_ptr[i]:d_ptr[i] + si * si]
+        for e in range(child_ptr[k], child_ptr[k + 1]):
+            c1 = fe_child[e]
+            sc = sizes[c1] if BS == 0 else BS
+            T = L[fe_ptr[e]:fe_ptr[e + 1]]
+            S = U[fe_ptr[e]:fe_ptr[e + 1]]
+            for t in range(sched_ptr[e], sched_ptr[e + 1]):         # Alg. 3 lines 8-15
+                e_ic2 = sched_ic2[t]
+                e_c1c2 = sched_c1c2[t]
+                c2 = fe_child[e_ic2]
+                s2 = sizes[c2] if BS == 0 else BS
+                Dc2 = D[d_ptr[c2]:d_ptr[c2] + s2 * s2]
+                L_ic2 = L[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]]
+                L_c1c2 = L[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]]
+                if symmetric and BS == 6:                           # simd.py
+                    mm6t_sub(L, fe_ptr[e], U, fe_ptr[e_ic2], L, fe_ptr[e_c1c2])
+                elif symmetric:         # T -= (L_ic2 D_c2) L_c1c2ᵀ, L_ic2 D_c2 kept in U
+                    _sub_matmul(T, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], L_c1c2, si, s2, sc, True)
+                elif BS == 6:
+                    _matmul(L_ic2, Dc2, w1, si, s2, s2)
+                    mm6_sub(L, fe_ptr[e], w1, 0, U, fe_ptr[e_c1c2])
+                    _matmul(L_c1c2, Dc2, w1, sc, s2, s2)
+                    mm6_sub(U, fe_ptr[e], w1, 0, U, fe_ptr[e_ic2])
+                else:
+                    _matmul(L_ic2, Dc2, w1, si, s2, s2)             # L_ic2 D_c2
+                    _sub_matmul(T, w1, U[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]], si, s2, sc, False)
+                    _matmul(L_c1c2, Dc2, w1, sc, s2, s2)
+                    _sub_matmul(S, w1, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], sc, s2, si, False)
+                n_updates += 1
+            _scale_pair_inline(T, S, Di, Dlu[d_ptr[c1]:d_ptr[c1] + sc * sc],
+                               piv[x_ptr[c1]:x_ptr[c1 + 1]], si, sc, symmetric, w2, implicit,
+                               keep, BS, BS)
+            n_scalings += 1
+        if not _finish_pivot(Di, Dlu[d_ptr[i]:d_ptr[i] + si * si], piv[x_ptr[i]:x_ptr[i + 1]], si,
+                             symmetric, rtol):
+            return k, n_scalings, n_updates, sq
+    return -1, n_scalings, n_updates, sq
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
+def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, implicit, gat):
+    """:func:`_factor` for blocks of exactly two sizes ``BS`` > ``BS2`` (bodies and joints of a
+    KKT matrix): pivots and body-joint pairs run fixed-size inlined copies, pairs of equal size
+    (fill between bodies or between joints) the generic code."""
+    literally(BS)
+    literally(BS2)
+    order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr, sched_ic2, \
+        sched_c1c2 = sym
+    keep = symmetric and sched_ptr[sched_ptr.size - 1] > 0      # see _scale_pair
+    n_updates = 0
+    n_scalings = 0
+    sq = _gather(sym, D, L, U, symmetric, gat, 0) if gat[0].size > 0 else 0.0
+    for k in range(order.size):
+        i = order[k]
+        si = sizes[i]
+        Di = D[d_ptr[i]:d_ptr[i] + si * si]
+        for e in range(child_ptr[k], child_ptr[k + 1]):
+            c1 = fe_child[e]
+            sc = sizes[c1]
+            T = L[fe_ptr[e]:fe_ptr[e + 1]]
+            S = U[fe_ptr[e]:fe_ptr[e + 1]]
+            for t in range(sched_ptr[e], sched_ptr[e + 1]):         # Alg. 3 lines 8-15
+                e_ic2 = sched_ic2[t]
+                e_c1c2 = sched_c1c2[t]
+                c2 = fe_child[e_ic2]
+                s2 = sizes[c2]
+                Dc2 = D[d_ptr[c2]:d_ptr[c2] + s2 * s2]
+                L_ic2 = L[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]]
+                L_c1c2 = L[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]]
+                if symmetric:           # T -= (L_ic2 D_c2) L_c1c2ᵀ, L_ic2 D_c2 kept in U
+                    _sub_matmul(T, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], L_c1c2, si, s2, sc, True)
+                else:
+                    _matmul(L_ic2, Dc2, w1, si, s2, s2)             # L_ic2 D_c2
+                    _sub_matmul(T, w1, U[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]], si, s2, sc, False)
+                    _matmul(L_c1c2, Dc2, w1, sc, s2, s2)
+                    _sub_matmul(S, w1, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], sc, s2, si, False)
+                n_updates += 1
+            lu_c = Dlu[d_ptr[c1]:d_ptr[c1] + sc * sc]
+            piv_c = piv[x_ptr[c1]:x_ptr[c1 + 1]]
+            if si == BS and sc == BS2:
+                _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, BS,
+                            BS2)
+            elif si == BS2 and sc == BS:
+                _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, BS2,
+                            BS)
+            else:
+                _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 0, 0)
+            n_scalings += 1
+        lu_i = Dlu[d_ptr[i]:d_ptr[i] + si * si]
+        piv_i = piv[x_ptr[i]:x_ptr[i + 1]]
+        if si == BS:
+            ok = _finish_pivot(Di, lu_i, piv_i, BS, symmetric, rtol)
+        else:
+            ok = _finish_pivot(Di, lu_i, piv_i, BS2, symmetric, rtol)
+        if not ok:
+            return k, n_scalings, n_updates, sq
+    return -1, n_scalings, n_updates, sq
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
+def _factor_sn(sym, sn, D, Dlu, piv, L, U, rtol, scratch, gat):
+    """:func:`graphsolve.kernels.supernodal.factor_supernodal` after the load of
+    :func:`_gather` (``gat`` as for :func:`_factor`); returns ``(status, asymmetry)``."""
+    sq = _gather(sym, D, L, U, True, gat, 0) if gat[0].size > 0 else 0.0
+    return supernodal.factor_supernodal(sym, sn, D, Dlu, piv, L, rtol, scratch), sq
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
+def _poison(values):
+    """The sum of ``v * 0`` over all values: NaN iff some value is NaN or infinite (a
+    reduction that vectorizes, unlike a branchy check)."""
+    poison = 0.0
+    for q in range(values.size):
+        poison += values[q] * 0.0
+    return poison
+
