@@ -428,7 +428,10 @@ class ConstraintSystem:
                 kv.append(f.ravel())
             ptr.append(ptr[-1] + con.rows)
         nv = int(self.body_offsets[-1])
-        cat = (lambda x: np.concatenate(x)) if rows else (lambda x: np.zeros(0))
+
+        def cat(parts: list) -> np.ndarray:
+            return np.concatenate(parts) if parts else np.zeros(0)
+
         r, cc = cat(rows).astype(np.int64), cat(cols).astype(np.int64)
         J = sp.csr_array((cat(jv), (r, cc)), shape=(ptr[-1], nv))
         K = sp.csr_array((cat(kv), (cc, r)), shape=(nv, ptr[-1]))

@@ -1,4 +1,4 @@
-"""Random test mechanisms as Baraff constraint systems (issue #4's generator).
+"""Random test mechanisms as Baraff constraint systems.
 
 Bodies on a random tree (or a chain) joined by ball or hinge-like joints, plus loop closures and
 contact-like inequalities: inputs for the tests and the benchmark of

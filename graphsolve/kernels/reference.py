@@ -9,10 +9,11 @@ The kernels work on flat ``float64`` buffers laid out by :class:`graphsolve.Anal
 * ``L``, ``U`` (``fe_ptr``, by filled edge ``e`` = (parent ``i``, child ``c``)): on entry
   ``A[i, c]`` and ``A[c, i]`` (zero for fill), on exit ``L[i, c]`` and ``U[c, i]``.
 
-so that ``A[p][:, p] = L D U`` with unit block-triangular ``L`` and ``U``. The compiled kernels
-of issue #3 keep these signatures. Kernels never raise for numerical trouble: they return a
-status, the position in the elimination order of the first singular pivot (``-1`` if none), and
-the Python layer turns it into :class:`~graphsolve.SingularBlockError`.
+so that ``A[p][:, p] = L D U`` with unit block-triangular ``L`` and ``U``. The compiled
+backend (:mod:`graphsolve.kernels.compiled`) keeps these signatures. Kernels never raise for
+numerical trouble: they return a status, the position in the elimination order of the first
+singular pivot (``-1`` if none), and the Python layer turns it into
+:class:`~graphsolve.SingularBlockError`.
 """
 
 from __future__ import annotations

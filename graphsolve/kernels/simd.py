@@ -8,8 +8,8 @@ the flat buffers do not alias, and a row of six is not a vector length LLVM's SL
 picks on its own. The intrinsics here emit the same arithmetic as straight-line LLVM IR over
 ``<4 x double>`` + ``<2 x double>`` row vectors held in registers (a 6×6 block is twelve
 vector registers), which LLVM lowers to AVX / FMA where the CPU has them and to SSE2 pairs
-where it does not. Measured in a loop of independent 6×6 blocks: ``c -= a @ b`` 53 → 15 ns,
-the ``M Δ Mᵀ`` solve on six columns 61 → 22 ns.
+where it does not: in a loop of independent 6×6 blocks, about three times as fast as the
+scalar loops.
 
 Each function takes flat, C-contiguous float64 arrays and element offsets (the kernels' block
 buffers), reads and writes 36 entries from each offset, and does no bounds checks: the callers
@@ -182,9 +182,9 @@ def ldlt_pair6(typingctx, t, to, l, lo, ds, dso, d, do, f, fo):
     ``T`` is read at ``t[to]`` and ``L`` written at ``l[lo]``; ``D_i'`` is read at ``ds[dso]``
     and the updated ``D_i`` written at ``d[do]``; ``f[fo]`` holds the ``M Δ Mᵀ`` factor of
     ``D_c``. In place (``T`` and ``L``, ``D_i'`` and ``D_i`` the same blocks) this is the
-    definite LDLᵀ branch of ``compiled._scale_pair_py`` (transpose into ``w2``,
+    definite LDLᵀ branch of ``factor_kernels._scale_pair_py`` (transpose into ``w2``,
     ``_ldl_solve_left``, ``_sub_matmul``, transpose back); apart, the tree kernel
-    (``compiled._factor_tree6``) reads ``T`` and ``D_i'`` straight from the matrix's values.
+    (``tree6._factor_tree6``) reads ``T`` and ``D_i'`` straight from the matrix's values.
     ``Tᵀ`` is gathered into registers and nothing passes through a work buffer; every read of
     ``T`` and ``D_i'`` comes before the write of the same row, so the in-place form is safe."""
     _check(t, to, l, lo, ds, dso, d, do, f, fo)
@@ -212,7 +212,7 @@ def ldlt_pair6_sym(typingctx, t, to, l, lo, ds, dso, d, do, f, fo, u, uo):
     """:func:`ldlt_pair6`, and returns ``Σ (U - Tᵀ)²`` for the upper block ``U`` at ``u[uo]``
     (the matrix's ``A_ic`` against its ``A_ci``): the LDLᵀ symmetry check of the pair, on the
     rows of ``Tᵀ`` that the pair step gathers into registers anyway (scalar form: the check
-    loop in ``compiled._factor_tree6``). NaN or inf in either block makes the sum NaN or inf.
+    loop in ``tree6._factor_tree6``). NaN or inf in either block makes the sum NaN or inf.
     """
     _check(t, to, l, lo, ds, dso, d, do, f, fo, u, uo)
 
@@ -303,8 +303,8 @@ def prefetch(typingctx, a, ao):
     """Ask the CPU to bring ``a[ao]``'s cache line in (``llvm.prefetch``: read, high
     locality). A hint with no effect on results: the tree kernels issue it a few nodes ahead
     for blocks whose address depends on the node labelling, so that the misses of a random
-    labelling overlap the pivot work instead of stalling it (random gather of 36-value
-    blocks, 2·10⁶ nodes: 112 → 57 ns per block)."""
+    labelling overlap the pivot work instead of stalling it (a random gather of 36-value
+    blocks takes about half the time)."""
     if not isinstance(a, types.Array) or not isinstance(ao, types.Integer):
         raise TypingError("prefetch(array, offset)")
 
