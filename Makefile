@@ -77,8 +77,9 @@ lint: $(STAMP)
 clean: clean-cache
 	rm -rf $(VENV) $(MINVENV) paper_figures/out .pytest_cache .hypothesis docs/_build docs/auto_examples docs/generated
 
-# numba's on-disk cache is keyed on each kernel's own source file: after editing
-# graphsolve/kernels/compiled.py, blocks.py, simd.py or supernodal.py, kernels in other files that call them would
-# keep the old code. This forces every kernel to recompile on first use.
+# numba's on-disk cache is keyed on each kernel's own source file: after editing a file of
+# graphsolve/kernels/ (factor_kernels.py, solve_kernels.py, blocks.py, simd.py, ...), kernels in
+# other files that call them would keep the old code. This forces every kernel to recompile on
+# first use.
 clean-cache:
 	find graphsolve dynamics comparisons -name '*.nbi' -delete -o -name '*.nbc' -delete
