@@ -62,14 +62,16 @@ def main(argv: list[str] | None = None) -> int:
             results[name] = res = build_figure(name, args.quick, args.out, tiny=args.tiny)
             _print_result(res)
     claims: dict[str, list[dict]] = {}
+    comparators: dict[str, dict[str, str]] = {}
     for name in names:                          # the report in the figures' order
         res = results.get(name)
         if res and res["claims"] is not None:
             claims[res["claims"]["title"]] = res["claims"]["rows"]
+            comparators[res["claims"]["title"]] = res["claims"]["comparators"]
     missing = NOT_COVERED + [f"{name}: the build failed: {reason}"
                              for name, reason in failed.items()]
     report = args.out / "REPORT.md"
-    write_report(claims, report, args.quick, missing)
+    write_report(claims, report, args.quick, missing, comparators)
     print(f"  claims report -> {report}")
     return 1 if failed else 0
 
