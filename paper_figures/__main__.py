@@ -26,8 +26,6 @@ from ._report import write_report  # noqa: E402
 
 #: Figures of the seed papers that no module reproduces yet (listed in REPORT.md).
 NOT_COVERED = [
-    "Lee et al. 2016 Fig. 3: the SVI curve (Johnson & Murphey's structured variational "
-    "integrator is not implemented)",
     "Si & Guenter Table 1: SD/FAST and the torus-chain / windmill surface joints (our general "
     "joint example is a Bezier-curve chain)",
 ]
