@@ -279,7 +279,7 @@ def _check_model(model: Model) -> None:
 # -- reference (NumPy) derivatives of the Lagrangian ---------------------------------------------
 def _ancestors(model: Model) -> np.ndarray:
     """``A[i, m]``: ``m`` is ``i`` or an ancestor of ``i``."""
-    cached = getattr(model, "_galerkin_ancestors", None)
+    cached = model._galerkin_ancestors
     if cached is None:
         n = model.njoints
         cached = np.zeros((n, n), dtype=bool)

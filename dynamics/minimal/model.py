@@ -244,6 +244,13 @@ class Model:
              else placements[index[f.body]] @ sp.pose(quat.rotation_matrix(f.orientation),
                                                        f.position)
              for f in spec.frames]).reshape(-1, 4, 4))
+        # Derived data computed on first use by the module that owns it (the model itself never
+        # changes): the spec's joint springs and dampers as vectors (:mod:`.forces`), the flat
+        # arrays of the compiled kernels (:mod:`.tree_kernels`) and the ancestor table of the
+        # Galerkin integrators (:mod:`.galerkin`).
+        self._joint_springs = None
+        self._flat_model = None
+        self._galerkin_ancestors = None
         if any(b.allow_singular and b.singular for b in spec.bodies):
             self._check_articulated_inertia()
 
@@ -369,3 +376,5 @@ class Data:
         self.S = [jm.S if jm.constant_subspace else np.zeros((6, jm.nv)) for jm in model.joints]
         #: ``(0; -g)``: the world's spatial acceleration that stands in for gravity.
         self.a_gravity = np.concatenate([np.zeros(3), -model.gravity])
+        # work arrays of the compiled kernels (:mod:`.tree_kernels`), allocated on first use
+        self._compiled_work = None

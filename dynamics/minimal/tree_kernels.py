@@ -81,7 +81,7 @@ def flat_model(model: Model) -> FlatModel:
     ValueError
         A joint other than revolute or prismatic (naming it).
     """
-    cached = getattr(model, "_flat_model", None)
+    cached = model._flat_model
     if cached is not None:
         return cached
     for jm in model.joints:
@@ -349,7 +349,7 @@ class _Work:
 
 
 def _work(model: Model, data: Data) -> _Work:
-    w = getattr(data, "_compiled_work", None)
+    w = data._compiled_work
     if w is None or w.out.shape[0] != model.nv:
         w = _Work(model.nv)
         data._compiled_work = w
