@@ -105,9 +105,9 @@ INITIAL_GUESSES = ("ig1", "ig2", "ig3")
 JACOBIANS = ("analytic", "fd")
 #: Finite-difference step of the Newton Jacobian (configuration units).
 FD_STEP = 1e-6
-#: Kernels of :func:`simulate_variational` (and of :func:`~dynamics.minimal.integrators.simulate`):
-#: NumPy, numba (:mod:`~dynamics.minimal.tree_kernels`, revolute / prismatic trees) or
-#: numba when the model allows it.
+#: Backends of :func:`simulate_variational` and :func:`~dynamics.minimal.integrators.simulate`:
+#: ``"reference"`` (NumPy), ``"compiled"`` (numba, :mod:`~dynamics.minimal.tree_kernels`:
+#: revolute / prismatic trees) or ``"auto"`` (compiled when the model allows it).
 BACKENDS = ("reference", "compiled", "auto")
 
 
