@@ -24,7 +24,7 @@ import graphsolve as gs
 from comparisons.runner import time_call
 from dynamics import models
 from dynamics.maximal import Simulation
-from dynamics.maximal.integrator import quaternion_update
+from dynamics.maximal.step_system import quaternion_update
 
 from ._dynamics import OURS_COLOR, label, one_blas_thread
 
