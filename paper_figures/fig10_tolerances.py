@@ -64,10 +64,10 @@ COMPARATORS = {
                "our implementation from the paper, dense Newton solve",
     "fan-3rd": "paper's own: Fan, Schultz & Murphey 2018 (ref. [29]) 3-point Lobatto Galerkin VI, "
                "our implementation from the paper, dense Newton solve",
-    "lee-riqn": "paper's own: Lee et al. 2016 (ref. [28]), DRNEA + RIQN; the paper does not say "
-                "which of its curves this integrator drew",
-    "lee-newton": "paper's own: Lee et al. 2016 (ref. [28]), DRNEA + Newton (analytic "
-                  "Jacobian)",
+    "lee-riqn": "addition: Lee et al. 2016 (ref. [28]), DRNEA + RIQN; Fig. 10 shows only the "
+                "2nd- and 3rd-order integrators",
+    "lee-newton": "addition: Lee et al. 2016 (ref. [28]), DRNEA + Newton (analytic Jacobian); "
+                  "not in Fig. 10",
 }
 #: The paper's own comparators (its red and yellow curves).
 PAPER_COMPARATORS = ("fan-2nd", "fan-3rd")

@@ -185,7 +185,7 @@ def supports(model: Model) -> bool:
 
 
 def _tree(model: Model) -> _Tree:
-    cached = getattr(model, "_svi_tree", None)
+    cached = model._svi_tree
     if cached is not None:
         return cached
     for jm in model.joints:
