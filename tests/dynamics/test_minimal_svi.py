@@ -13,7 +13,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from dynamics import models
-from dynamics.minimal import Model, compiled, crba, galerkin, initial_state, simulate, svi
+from dynamics.minimal import Model, crba, galerkin, initial_state, simulate, svi, tree_kernels
 from dynamics.minimal.svi import (
     SVIFailure,
     cache_sizes,
@@ -91,7 +91,7 @@ def test_order_of_accuracy_two():
     model = Model(models.pendulum(2))
     data = model.create_data()
     q0, v0, T = np.array([1.0, 0.5]), np.zeros(2), 1.0
-    ref = solve_ivp(lambda t, y: np.concatenate([y[2:], compiled.aba(model, data, y[:2], y[2:],
+    ref = solve_ivp(lambda t, y: np.concatenate([y[2:], tree_kernels.aba(model, data, y[:2], y[2:],
                                                                      np.zeros(2))]),
                     (0.0, T), np.concatenate([q0, v0]), method="DOP853", rtol=1e-13,
                     atol=1e-13).y[:, -1]
