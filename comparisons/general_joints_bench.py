@@ -8,7 +8,7 @@ symbolic-numeric code (Method II), see :data:`PAPER_TABLE1_MS`.
 
 Ours, on the same kind of chains (:func:`comparisons.minimal_bench.box_chain`: boxes on revolute
 joints): the NumPy ABA (:func:`dynamics.minimal.aba`), the numba ABA
-(:func:`dynamics.minimal.compiled.aba`), the NumPy ABA with every revolute joint given as a
+(:func:`dynamics.minimal.tree_kernels.aba`), the NumPy ABA with every revolute joint given as a
 :class:`~dynamics.minimal.general_joint.GeneralJoint` (sympy-derived ``S``, the generic path),
 and ``pinocchio.aba`` as a peer when it imports. For general joints we time the Bezier torus
 chain (:func:`dynamics.minimal.general_joint.bezier_chain`, Si & Guenter Fig. 3, ``n`` DOF)
@@ -119,7 +119,7 @@ def general_joints_bench(revolute=(20, 50, 100), bezier=(10, 20), *, number: int
                "compiled_aba_ms": None, "general_aba_ms": None, "pinocchio_aba_ms": None}
         diffs = []
         if compiled:
-            from dynamics.minimal.compiled import aba as compiled_aba
+            from dynamics.minimal.tree_kernels import aba as compiled_aba
             cdata = model.create_data()
             row["compiled_aba_ms"] = _best_ms(compiled_aba, (model, cdata, q, v, tau),
                                               number, repeats)

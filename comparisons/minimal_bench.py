@@ -5,7 +5,7 @@ Setting of Fig. 3: serial chains of ``n`` boxes 0.3 × 0.3 × 1.5 m on revolute 
 gravity, Δt = 1 ms, 1000 steps, DOF 2 … 100; the DEL equation is evaluated by DRNEA and solved by
 Newton (the analytic DEL Jacobian of the paper's appendix, Algorithm 4, O(n²), and a dense
 solve), RIQN (impulse-based ABA) or Broyden, all in the same compiled loop
-(:func:`dynamics.minimal.compiled.simulate_variational_compiled`), so the ratios compare root
+(:func:`dynamics.minimal.tree_kernels.simulate_variational_compiled`), so the ratios compare root
 finders, not languages. The paper reports RIQN 3.8× faster than Newton at 10 DOF and 53× at
 100 DOF. ``newton_jacobian="fd"`` (``--newton-jacobian fd`` on the command line) times Newton
 with the earlier central finite-difference Jacobian (``2n`` DRNEA evaluations per iteration)
@@ -25,8 +25,8 @@ import timeit
 import numpy as np
 
 from dynamics.minimal import Model
-from dynamics.minimal.compiled import aba as compiled_aba
-from dynamics.minimal.compiled import simulate_variational_compiled
+from dynamics.minimal.tree_kernels import aba as compiled_aba
+from dynamics.minimal.tree_kernels import simulate_variational_compiled
 from dynamics.spec import WORLD, Body, Joint, MechanismSpec, Shape
 
 __all__ = ["PAPER_SPEEDUP", "box_chain", "fig3_timings", "aba_timing", "minimal_bench",

@@ -129,8 +129,8 @@ def _minimal_timer(spec, dt, number):
 
 
 def _compiled_supported(model) -> bool:
-    from dynamics.minimal import compiled
-    return compiled.supports(model)
+    from dynamics.minimal import tree_kernels
+    return tree_kernels.supports(model)
 
 
 def _pinocchio_timer(path: Path, floating: bool, spec, model, dt, number):

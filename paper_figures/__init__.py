@@ -1,7 +1,9 @@
 """paper_figures: one command regenerates the comparison figures as PNG + CSV.
 
 ``python -m paper_figures [--quick] [--only NAME] [--out DIR]``. Each figure is one module with
-``NAME``, ``TITLE``, ``SOLVERS`` (the method ids in its rows' ``solver`` column), ``TINY`` (the
+``NAME``, ``TITLE``, ``SOLVERS`` (the method ids in its rows' ``solver`` column),
+``COMPARATORS`` (``{solver id: "paper's own" | "substitute: why" | "addition: why"}`` for the
+methods it compares against, see :mod:`paper_figures._report`), ``TINY`` (the
 keyword arguments of a seconds-long configuration for the test suite), ``compute(quick, **TINY)
 -> list[dict]`` (rows of the CSV), ``plot(rows, png_path)``, ``summarize(rows) -> list[str]``
 (the numbers printed after the run) and optionally ``check(rows)``, which asserts what the

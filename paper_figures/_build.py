@@ -24,7 +24,8 @@ def build_figure(name: str, quick: bool, out, tiny: bool = False) -> dict:
     """Compute figure ``name`` (its ``TINY`` configuration with ``tiny``), write
     ``out/<name>.csv`` and ``out/<name>.png`` and return what the command prints and
     ``REPORT.md`` needs: ``name``, ``rows`` (count), ``seconds``, ``csv``, ``png``, ``summary``
-    (lines), ``claims`` (``None`` without a ``claims`` hook) and ``worker`` / ``host``. With
+    (lines), ``claims`` (``title``, ``rows`` and the module's ``COMPARATORS``; ``None``
+    without a ``claims`` hook) and ``worker`` / ``host``. With
     Dask, ``out`` must be visible to the workers (a shared file system on a multi-node
     cluster)."""
     import socket
@@ -44,6 +45,7 @@ def build_figure(name: str, quick: bool, out, tiny: bool = False) -> dict:
     return {"name": name, "rows": len(rows), "seconds": time.perf_counter() - t0,
             "csv": csv_path.name, "png": png_path.name,
             "summary": list(getattr(mod, "summarize", lambda r: [])(rows)),
-            "claims": ({"title": f"{name}: {mod.TITLE}", "rows": mod.claims(rows)}
+            "claims": ({"title": f"{name}: {mod.TITLE}", "rows": mod.claims(rows),
+                        "comparators": dict(mod.COMPARATORS)}
                        if hasattr(mod, "claims") else None),
             "worker": worker_info()["worker"], "host": socket.gethostname()}

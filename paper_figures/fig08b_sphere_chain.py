@@ -20,6 +20,11 @@ from ._dynamics import OURS_COLOR, PEER_COLOR, label
 NAME = "fig08b_sphere_chain"
 TITLE = "Sphere chain on the ground with friction, Δt = 0.01 s (Brüdigam et al. 2023 Fig. 8b)"
 SOLVERS = ("maximal", "mujoco-euler")
+#: The methods the figure compares against: the paper's own, substitutes, additions
+#: (:mod:`paper_figures._report`).
+COMPARATORS = {
+    "mujoco-euler": "paper's own: MuJoCo with default solver parameters, as in the paper's text",
+}
 #: A tiny configuration for the test suite.
 TINY = {"sizes": (1, 2), "steps": 10}
 
@@ -120,5 +125,6 @@ def claims(rows: list[dict]) -> list[dict]:
                          f"n = {big}: {mj[big]['penetration'] * 100:.2f} cm, status "
                          f"{mj[big]['status']}", "not reproduced" if big > 20
                          else "not applicable",
-                         "MuJoCo 4 with these models stays within a few mm"))
+                         "MuJoCo 4 with these models stays within a few mm",
+                         against=("mujoco-euler",)))
     return out

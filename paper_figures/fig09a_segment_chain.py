@@ -24,7 +24,7 @@ import graphsolve as gs
 from comparisons.runner import time_call
 from dynamics import models
 from dynamics.maximal import Simulation
-from dynamics.maximal.integrator import quaternion_update
+from dynamics.maximal.step_system import quaternion_update
 
 from ._dynamics import OURS_COLOR, label, one_blas_thread
 
@@ -32,6 +32,15 @@ NAME = "fig09a_segment_chain"
 TITLE = "Chain of m four-link segments, Δt = 0.01 s (Brüdigam et al. 2023 Fig. 9a)"
 LINEAR = ("graphsolve compiled", "dense block LDU", "LAPACK LU")
 SOLVERS = ("maximal",) + LINEAR
+#: The methods the figure compares against: the paper's own, substitutes, additions
+#: (:mod:`paper_figures._report`).
+COMPARATORS = {
+    "dense block LDU": "substitute: the paper's red line is a whole dense simulation; here one "
+                       "dense Newton solve on the same matrix (block LDU, Brüdigam & Manchester "
+                       "2020 Alg. 1-2)",
+    "LAPACK LU": "substitute: the paper's dense simulation; here one Newton solve by LAPACK LU on"
+                 " the same matrix",
+}
 #: A tiny configuration for the test suite.
 TINY = {"segments": (1, 2), "steps": 20, "repeats": 1}
 

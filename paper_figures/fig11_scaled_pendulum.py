@@ -28,6 +28,9 @@ from ._dynamics import label
 NAME = "fig11_scaled_pendulum"
 TITLE = "Scaled pendulums over scaled step sizes (Brüdigam et al. 2023 Fig. 11)"
 SOLVERS = ("maximal",)
+#: The methods the figure compares against: the paper's own, substitutes, additions
+#: (:mod:`paper_figures._report`).
+COMPARATORS = {}
 SCALES = (1.0, 0.5, 0.1)
 GRAVITY = 9.81
 #: A tiny configuration for the test suite.

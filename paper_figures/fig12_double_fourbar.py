@@ -29,6 +29,13 @@ NAME = "fig12_double_fourbar"
 TITLE = ("Double four-bar linkage (Brüdigam et al. 2023 Fig. 12); the paper's GGL method is "
          "not available — red: minimal-coordinate RK4 instead")
 SOLVERS = ("maximal", "pinocchio-rk4-kkt")
+#: The methods the figure compares against: the paper's own, substitutes, additions
+#: (:mod:`paper_figures._report`).
+COMPARATORS = {
+    "pinocchio-rk4-kkt": "substitute: for the variational GGL method of the paper's ref. [17] "
+                         "(Matlab, not available); Pinocchio tree, loops at acceleration level, "
+                         "RK4",
+}
 #: A tiny configuration for the test suite.
 TINY = {"duration": 0.5, "steps_sizes": (0.01,)}
 #: The peer counts as failed from the first time its loops open by more than this (m).

@@ -26,6 +26,13 @@ NAME = "fig2020_fig6"
 TITLE = ("Chains of m four-link segments, 1000 steps of Δt = 10 ms "
          "(Brüdigam & Manchester 2020 Fig. 6)")
 SOLVERS = ("maximal", "pinocchio-rk4-kkt")
+#: The methods the figure compares against: the paper's own, substitutes, additions
+#: (:mod:`paper_figures._report`).
+COMPARATORS = {
+    "pinocchio-rk4-kkt": "substitute: for RigidBodyDynamics.jl (the paper describes its minimal-"
+                         "coordinate run in words only); Pinocchio, loops at acceleration level, "
+                         "RK4",
+}
 DT = 0.01
 #: A peer whose loops open by more than this (m) did not simulate the chain reliably.
 RELIABLE = 1e-3
@@ -174,5 +181,6 @@ def claims(rows: list[dict]) -> list[dict]:
                          f"{RELIABLE:g} m; no constraint stabilization. Our segments are "
                          "parallelograms released at 30°, far from their singular (overlapping) "
                          "configurations; their motion is a straight line in joint space, "
-                         "where RK4 barely drifts (as for the four-bar of Fig. 4b)"))
+                         "where RK4 barely drifts (as for the four-bar of Fig. 4b)",
+                         against=("pinocchio-rk4-kkt",)))
     return out

@@ -25,6 +25,13 @@ OURS = ("numpy_aba", "compiled_aba", "general_aba")
 PEER = ("pinocchio_aba",)
 PAPER = ("paper_method_I", "paper_featherstone", "paper_sdfast", "paper_method_II")
 SOLVERS = OURS + PEER + PAPER
+#: The methods the figure compares against: the paper's own, substitutes, additions
+#: (:mod:`paper_figures._report`).
+COMPARATORS = {
+    "numpy_aba": "paper's own: Featherstone's ABA (our NumPy implementation)",
+    "compiled_aba": "paper's own: Featherstone's ABA (our numba implementation)",
+    "pinocchio_aba": "substitute: for SD/FAST (closed source); Pinocchio's ABA (C++)",
+}
 #: A tiny configuration for the test suite.
 TINY = {"revolute": (5,), "bezier": (3,), "number": 2, "repeats": 1}
 STYLE = {"numpy_aba": "tab:blue", "compiled_aba": "navy", "general_aba": "tab:cyan",
@@ -149,7 +156,9 @@ def claims(rows: list[dict]) -> list[dict]:
                                           if r.get("pinocchio_aba") else "-"),
                          "reproduced" if r["compiled_aba"] < 2 * p["featherstone"]
                          else "partly reproduced",
-                         "different machine (2.67 GHz Core 2 then); NumPy ABA is Python-bound"))
+                         "different machine (2.67 GHz Core 2 then); NumPy ABA is Python-bound",
+                         against=("compiled_aba", "numpy_aba")
+                         + (("pinocchio_aba",) if r.get("pinocchio_aba") else ())))
     rc = sorted((v["dofs"], v) for k, v in t.items() if k.startswith("RC"))
     if len(rc) > 1:
         (n0, a), (n1, b) = rc[0], rc[-1]
@@ -166,7 +175,8 @@ def claims(rows: list[dict]) -> list[dict]:
                          f"general / specialised revolute joints (both NumPy): "
                          f"{min(over):.2f}-{max(over):.2f}x",
                          "reproduced" if max(over) < 2 else "partly reproduced",
-                         "sympy-derived S(q) evaluated numerically, not generated C code"))
+                         "sympy-derived S(q) evaluated numerically, not generated C code",
+                         against=("numpy_aba",)))
     bc = {k: v for k, v in t.items() if k.startswith("BC") and v["paper_case"]}
     if bc:
         parts = ", ".join(f"{k} {v['numpy_aba']:.2f} ms vs {v['paper_case']} Method I "

@@ -38,6 +38,7 @@ DOCUMENTED = (
     "dynamics.rollouts",
     "dynamics.minimal",
     "dynamics.minimal.galerkin",
+    "dynamics.minimal.svi",
     "dynamics.minimal.spatial",
     "dynamics.minimal.general_joint",
 )

@@ -7,9 +7,9 @@
 True
 """
 from .control import pd_controller
-from .integrator import NewtonError, StepSystem
 from .mechanism import MaximalModel, RegularizationWarning, regularize_singular_bodies
 from .simulation import Simulation, Trajectory
+from .step_system import NewtonError, StepSystem
 
 __all__ = ["Simulation", "Trajectory", "MaximalModel", "StepSystem", "NewtonError",
            "pd_controller", "regularize_singular_bodies", "RegularizationWarning"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .compiled import _next_quaternion, _rot
+from .newton_kernels import _next_quaternion, _rot
 
 __all__ = ["velocity_maps", "contact_residual", "contact_jacobian", "distances_next"]
 

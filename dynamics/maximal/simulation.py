@@ -16,9 +16,9 @@ from tqdm.auto import tqdm
 from .. import quaternion as quat
 from ..spec import MechanismSpec, SpecError
 from . import contact_kernels as ck
-from .compiled import NewtonStatus
-from .integrator import NewtonError, StepSystem, omega_scalar, quaternion_update
 from .mechanism import MaximalModel
+from .newton_kernels import NewtonStatus
+from .step_system import NewtonError, StepSystem, omega_scalar, quaternion_update
 
 __all__ = ["Simulation", "Trajectory"]
 

@@ -2,10 +2,11 @@
 
 Modules: :mod:`.spatial` (SE(3) algebra), :mod:`.joints`, :mod:`.model`, :mod:`.configuration`,
 :mod:`.algorithms` (FK, RNEA, ABA, CRBA, energies), :mod:`.forces` (joint springs / dampers),
+:mod:`.results` (:class:`SimulationResult`, :class:`ConvergenceError`),
 :mod:`.integrators` (explicit Euler, semi-implicit Euler, RKMK4, :func:`simulate`),
 :mod:`.variational` (DRNEA, RIQN / Newton / Broyden), :mod:`.galerkin` (the higher-order
 Lobatto Galerkin variational integrators of Fan, Schultz & Murphey 2018, Newton with the exact
-Jacobian), :mod:`.compiled` (numba kernels for revolute / prismatic trees) and
+Jacobian), :mod:`.tree_kernels` (numba kernels for revolute / prismatic trees) and
 :mod:`.general_joint` (Si & Guenter's general scleronomic joints: ``T(q)`` in sympy, ``S`` and
 ``Ṡ`` derived; plug in with ``Model(spec, custom_joints=...)``).
 
@@ -47,7 +48,7 @@ from .configuration import (
 )
 from .forces import joint_forces, spring_energy, total_energy
 from .general_joint import GeneralJoint, GeneralJointError
-from .integrators import SimulationResult, simulate
+from .integrators import simulate
 from .joints import (
     FloatingJoint,
     JointModel,
@@ -57,7 +58,8 @@ from .joints import (
     SphericalJoint,
 )
 from .model import SUPPORTED_JOINTS, Data, Model, TreeModelError
-from .variational import ConvergenceError, drnea, impulse_aba, simulate_variational
+from .results import ConvergenceError, SimulationResult
+from .variational import drnea, impulse_aba, simulate_variational
 
 __all__ = [
     "Model", "Data", "TreeModelError", "SUPPORTED_JOINTS", "JointModel", "RevoluteJoint",

@@ -22,11 +22,16 @@ F. C. Park, J. E. Bobrow, S. R. Ploen, "A Lie group formulation of robot dynamic
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from . import spatial as sp
 from .configuration import as_vector, check_configuration
-from .model import Data, Model
+from .data import Data
+
+if TYPE_CHECKING:
+    from .model import Model
 
 __all__ = ["forward_kinematics", "rnea", "aba", "crba", "nonlinear_effects", "kinetic_energy",
            "potential_energy", "body_poses", "frame_poses"]
@@ -122,6 +127,7 @@ def frame_poses(model: Model, data: Data, q) -> tuple[np.ndarray, np.ndarray]:
 
     Examples
     --------
+    >>> from dynamics.minimal import Model
     >>> from dynamics.urdf import load_urdf
     >>> model = Model(load_urdf('''<robot name="r"><link name="base"/>
     ...   <link name="arm"><inertial><origin xyz="0.5 0 0"/><mass value="1"/>
@@ -171,6 +177,7 @@ def rnea(model: Model, data: Data, q, v, a) -> np.ndarray:
     Examples
     --------
     >>> from dynamics import models
+    >>> from dynamics.minimal import Model
     >>> model = Model(models.pendulum(1))        # a 1 m, 1 kg rod hanging from its top
     >>> data = model.create_data()
     >>> tau = rnea(model, data, [np.pi / 2], [0.0], [0.0])
@@ -236,6 +243,7 @@ def aba(model: Model, data: Data, q, v, tau) -> np.ndarray:
     Examples
     --------
     >>> from dynamics import models
+    >>> from dynamics.minimal import Model
     >>> model = Model(models.pendulum(1))
     >>> data = model.create_data()
     >>> ddq = aba(model, data, [np.pi / 2], [0.0], [0.0])

@@ -12,10 +12,12 @@ for floating joints (see :class:`~dynamics.minimal.joints.FloatingJoint`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .model import Model
+if TYPE_CHECKING:
+    from .model import Model
 
 __all__ = ["neutral", "integrate", "difference", "normalize", "random_configuration",
            "from_spec_coordinates", "to_spec_coordinates", "initial_state", "as_vector",
@@ -65,6 +67,7 @@ def neutral(model: Model) -> np.ndarray:
     """The configuration with every link frame on its joint frame (``pinocchio.neutral``).
 
     >>> from dynamics import models
+    >>> from dynamics.minimal import Model
     >>> neutral(Model(models.pendulum(2, "spherical")))
     array([1., 0., 0., 0., 1., 0., 0., 0.])
     """
@@ -134,6 +137,7 @@ def from_spec_coordinates(model: Model, positions: Mapping | None = None,
     Examples
     --------
     >>> from dynamics import models
+    >>> from dynamics.minimal import Model
     >>> model = Model(models.pendulum(1, "spherical"))
     >>> q, v = from_spec_coordinates(model, {"joint1": [np.pi, 0.0, 0.0]}, {"joint1": [1, 2, 3]})
     >>> np.round(q, 12), v

@@ -56,7 +56,7 @@ def joint_springs(model: Model) -> JointSprings:
         A floating joint with a nonzero spring or damper, or a planar joint with a nonzero
         spring (naming the joint).
     """
-    cached = getattr(model, "_joint_springs", None)
+    cached = model._joint_springs
     if cached is not None:
         return cached
     k, d, rest = np.zeros(model.nv), np.zeros(model.nv), np.empty(model.nq)

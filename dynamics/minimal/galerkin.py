@@ -142,7 +142,10 @@ from numba import njit
 
 from . import spatial as sp
 from .algorithms import forward_kinematics
-from .compiled import (
+from .configuration import as_vector, check_run
+from .forces import joint_springs, total_energy
+from .model import Data, Model
+from .tree_kernels import (
     _congruence_add,
     _cross_force,
     _cross_motion,
@@ -151,9 +154,6 @@ from .compiled import (
     _X_matrix,
     flat_model,
 )
-from .configuration import as_vector, check_run
-from .forces import joint_springs, total_energy
-from .model import Data, Model
 
 __all__ = ["PAPER_ORDERS", "NORMS", "BACKENDS", "GalerkinFailure", "GalerkinResult",
            "lobatto", "degree", "supports", "lagrangian_derivatives", "galerkin_residual",
@@ -279,7 +279,7 @@ def _check_model(model: Model) -> None:
 # -- reference (NumPy) derivatives of the Lagrangian ---------------------------------------------
 def _ancestors(model: Model) -> np.ndarray:
     """``A[i, m]``: ``m`` is ``i`` or an ancestor of ``i``."""
-    cached = getattr(model, "_galerkin_ancestors", None)
+    cached = model._galerkin_ancestors
     if cached is None:
         n = model.njoints
         cached = np.zeros((n, n), dtype=bool)

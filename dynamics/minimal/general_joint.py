@@ -34,7 +34,7 @@ joint with the same number of coordinates::
 :func:`bezier_chain` builds the example of Si & Guenter Fig. 3: a chain of tori whose first
 torus slides along a Bezier spline, its main axis on the tangent.
 
-What is not supported: the compiled kernels (:mod:`dynamics.minimal.compiled`) and the
+What is not supported: the compiled kernels (:mod:`dynamics.minimal.tree_kernels`) and the
 variational integrators (:mod:`dynamics.minimal.variational`, which assume a constant ``S``)
 reject or cannot use general joints; the spec alone describes a different mechanism (the
 placeholder joint), so ``dynamics.maximal`` and Pinocchio peers do not model it.

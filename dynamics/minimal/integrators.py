@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -42,6 +41,8 @@ from .algorithms import aba
 from .configuration import as_vector, check_configuration, check_run, integrate
 from .forces import joint_forces, total_energy
 from .model import Data, Model
+from .results import SimulationResult
+from .variational import BACKENDS, simulate_variational
 
 __all__ = ["EXPLICIT_METHODS", "VARIATIONAL_METHODS", "BACKENDS", "SimulationResult", "step",
            "simulate", "tangent_rate"]
@@ -50,35 +51,6 @@ EXPLICIT_METHODS = ("euler", "semi_implicit_euler", "rk4")
 VARIATIONAL_METHODS = ("riqn", "newton", "broyden")
 
 Controller = Callable[[float, np.ndarray, np.ndarray], np.ndarray]
-
-
-@dataclass(frozen=True)
-class SimulationResult:
-    """Trajectory of :func:`simulate`.
-
-    Attributes
-    ----------
-    t : (steps + 1,) array
-    q : (steps + 1, nq) array
-    v : (steps + 1, nv) array
-        For the variational methods, the velocity of the discrete Legendre transform
-        ``v_k = M(q_k)⁻¹ p_k`` (see :mod:`.variational`).
-    energy : (steps + 1,) array
-        Kinetic + gravitational + spring energy of ``(q_k, v_k)``.
-    step_time : (steps,) array
-        Wall-clock seconds of each step (energy evaluation excluded).
-    method : str
-    iterations : (steps,) int array or None
-        Root-finder iterations per step (variational methods).
-    """
-
-    t: np.ndarray
-    q: np.ndarray
-    v: np.ndarray
-    energy: np.ndarray
-    step_time: np.ndarray
-    method: str
-    iterations: np.ndarray | None = None
 
 
 def tangent_rate(model: Model, delta: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -101,20 +73,17 @@ def tangent_rate(model: Model, delta: np.ndarray, v: np.ndarray) -> np.ndarray:
     return out
 
 
-BACKENDS = ("reference", "compiled", "auto")
-
-
 def _forward_dynamics(model: Model, backend: str):
     """``aba`` of the chosen backend (``"auto"``: compiled for revolute / prismatic trees)."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if backend == "reference":
         return aba
-    from . import compiled
-    if backend == "auto" and not compiled.supports(model):
+    from . import tree_kernels  # numba is imported on first use
+    if backend == "auto" and not tree_kernels.supports(model):
         return aba
-    compiled.flat_model(model)              # raises for unsupported joints
-    return compiled.aba
+    tree_kernels.flat_model(model)          # raises for unsupported joints
+    return tree_kernels.aba
 
 
 def _acceleration(model, data, t, q, v, controller, forward=aba):
@@ -185,7 +154,7 @@ def simulate(model: Model, q0, v0, dt: float, steps: int, method: str = "rk4",
     controller : callable ``(t, q, v) -> tau`` (nv,), optional
         Joint forces added to the springs and dampers.
     backend : {"reference", "compiled", "auto"}
-        NumPy or numba kernels (:mod:`.compiled`: revolute / prismatic trees; for the
+        NumPy or numba kernels (:mod:`.tree_kernels`: revolute / prismatic trees; for the
         variational methods also no controller); ``"auto"`` uses them when possible.
     **options
         For the variational methods: ``initial_guess``, ``tol``, ``max_iter``
@@ -211,7 +180,6 @@ def simulate(model: Model, q0, v0, dt: float, steps: int, method: str = "rk4",
     ((201, 2), True)
     """
     if method in VARIATIONAL_METHODS:
-        from .variational import simulate_variational
         return simulate_variational(model, q0, v0, dt, steps, solver=method,
                                     controller=controller, backend=backend, **options)
     if method not in EXPLICIT_METHODS:

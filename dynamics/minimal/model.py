@@ -1,8 +1,9 @@
-"""The kinematic tree of a mechanism in minimal coordinates: :class:`Model` and :class:`Data`.
+"""The kinematic tree of a mechanism in minimal coordinates: :class:`Model`.
 
 Following Pinocchio's model/data split, a :class:`Model` is built once from a
 :class:`~dynamics.spec.MechanismSpec` (or a URDF) and never changes; ``model.create_data()``
-returns a :class:`Data` with every work array the algorithms of
+returns a :class:`~dynamics.minimal.data.Data` (defined in :mod:`dynamics.minimal.data`,
+importable from here too) with every work array the algorithms of
 :mod:`dynamics.minimal.algorithms` fill in place.
 
 Tree
@@ -38,6 +39,7 @@ import numpy as np
 from .. import quaternion as quat
 from ..spec import WORLD, MechanismSpec, SpecError
 from . import spatial as sp
+from .data import Data
 from .joints import (
     ROTATIONS,
     FloatingJoint,
@@ -244,6 +246,14 @@ class Model:
              else placements[index[f.body]] @ sp.pose(quat.rotation_matrix(f.orientation),
                                                        f.position)
              for f in spec.frames]).reshape(-1, 4, 4))
+        # Derived data computed on first use by the module that owns it (the model itself never
+        # changes): the spec's joint springs and dampers as vectors (:mod:`.forces`), the flat
+        # arrays of the compiled kernels (:mod:`.tree_kernels`), the ancestor table of the
+        # Galerkin integrators (:mod:`.galerkin`) and the tree tables of the SVI (:mod:`.svi`).
+        self._joint_springs = None
+        self._flat_model = None
+        self._galerkin_ancestors = None
+        self._svi_tree = None
         if any(b.allow_singular and b.singular for b in spec.bodies):
             self._check_articulated_inertia()
 
@@ -319,53 +329,3 @@ class Model:
     def __repr__(self) -> str:
         return (f"Model({self.name!r}, njoints={self.njoints}, nq={self.nq}, nv={self.nv}, "
                 f"rotation={self.rotation!r})")
-
-
-class Data:
-    """Work arrays of the algorithms for one :class:`Model` (allocated once, filled in place).
-
-    Link quantities are in link-frame coordinates with twist order ``(w; v)``.
-
-    Attributes
-    ----------
-    T_parent_link : (n, 4, 4)
-        Link ``i`` in its parent's link frame (the world for root links): ``T_{λ(i),i}``.
-    X_link_parent : (n, 6, 6)
-        ``Ad(T_{λ(i),i})⁻¹``: maps parent-frame twists to link ``i``'s frame (its transpose
-        maps link ``i``'s wrenches to the parent).
-    T_world_link : (n, 4, 4)
-        World pose of each link (:func:`~dynamics.minimal.algorithms.forward_kinematics`).
-    V, A, F : (n, 6)
-        Link twists, accelerations (gravity included as a base acceleration in ``rnea`` and
-        ``aba``) and the wrenches transmitted by the joints.
-    c, pa : (n, 6)
-        Velocity-product accelerations ``ad(V_i) S_i v_i`` and articulated bias forces.
-    Ia, Ic : (n, 6, 6)
-        Articulated-body and composite-rigid-body inertias.
-    U, D_inv, u : lists of (6, nv_i), (nv_i, nv_i), (nv_i,)
-        Articulated-body projections of each joint.
-    tau, ddq : (nv,)
-        Results of ``rnea`` and ``aba``.
-    M : (nv, nv)
-        Joint-space inertia matrix of ``crba`` (both triangles).
-    S : list of (6, nv_i)
-        Motion subspace of each joint at the last ``q`` (the joint's constant ``S`` unless it
-        is configuration dependent, :mod:`dynamics.minimal.general_joint`).
-    """
-
-    def __init__(self, model: Model):
-        n, nv = model.njoints, model.nv
-        self.T_parent_link = np.tile(np.eye(4), (n, 1, 1))
-        self.X_link_parent = np.zeros((n, 6, 6))
-        self.T_world_link = np.tile(np.eye(4), (n, 1, 1))
-        self.V, self.A, self.F = np.zeros((n, 6)), np.zeros((n, 6)), np.zeros((n, 6))
-        self.c, self.pa = np.zeros((n, 6)), np.zeros((n, 6))
-        self.Ia, self.Ic = np.zeros((n, 6, 6)), np.zeros((n, 6, 6))
-        self.U = [np.zeros((6, jm.nv)) for jm in model.joints]
-        self.D_inv = [np.zeros((jm.nv, jm.nv)) for jm in model.joints]
-        self.u = [np.zeros(jm.nv) for jm in model.joints]
-        self.tau, self.ddq = np.zeros(nv), np.zeros(nv)
-        self.M = np.zeros((nv, nv))
-        self.S = [jm.S if jm.constant_subspace else np.zeros((6, jm.nv)) for jm in model.joints]
-        #: ``(0; -g)``: the world's spatial acceleration that stands in for gravity.
-        self.a_gravity = np.concatenate([np.zeros(3), -model.gravity])

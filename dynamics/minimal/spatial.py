@@ -299,6 +299,40 @@ def bernoulli_numbers(n: int) -> tuple[float, ...]:
     return tuple(float(b) for b in B)
 
 
+# -- the ŵ² coefficient of dlog and its derivatives (Lee et al. 2016, Algorithm 4, line 8) --------
+#: ``a_n = |B_2n|/(2n)!``: ``d(t) = (1 - (θ/2)cot(θ/2))/θ² = Σ_{n≥1} a_n t^{n-1}``, ``t = θ²``.
+_D_SERIES = np.array([abs(b) / factorial(2 * n) for n, b in
+                      enumerate(bernoulli_numbers(30)[2::2], start=1)][:14])
+#: Below this angle ``d``, ``d'`` and ``d''`` are summed from :data:`_D_SERIES`.
+_SERIES_ANGLE = 1.0
+
+
+def _d_and_derivatives(theta: float) -> tuple[float, float, float]:
+    """``d(t)``, ``d'(t)``, ``d''(t)`` for ``t = θ²`` (``d`` is the ``ŵ²`` coefficient of
+    ``J(w)⁻¹``, :func:`dlog_so3`; the DEL Jacobian of :mod:`dynamics.minimal.variational` and its
+    compiled twin in :mod:`dynamics.minimal.tree_kernels` need its derivatives)."""
+    if theta < _SERIES_ANGLE:
+        t = theta * theta
+        d = d1 = d2 = 0.0
+        for n in range(len(_D_SERIES), 0, -1):            # Horner, highest power first
+            a = _D_SERIES[n - 1]
+            d = d * t + a
+            if n >= 2:
+                d1 = d1 * t + (n - 1) * a
+            if n >= 3:
+                d2 = d2 * t + (n - 1) * (n - 2) * a
+        return d, d1, d2
+    half = 0.5 * theta
+    sh, ch = np.sin(half), np.cos(half)
+    cot, csc2 = ch / sh, 1.0 / (sh * sh)
+    t2 = theta * theta
+    d = (1.0 - half * cot) / t2
+    d1 = (t2 * csc2 + 2.0 * theta * cot - 8.0) / (8.0 * t2 * t2)
+    d2 = (-t2 * theta * cot * csc2 - 3.0 * t2 * csc2 - 6.0 * theta * cot + 32.0) \
+        / (16.0 * t2 * t2 * t2)
+    return d, d1, d2
+
+
 def dexp_series(V, terms: int = 30) -> np.ndarray:
     """``Σ_{k<terms} ad_V^k / (k+1)!`` (converges for every ``V``)."""
     A = ad(np.asarray(V, dtype=float))

@@ -59,8 +59,9 @@ with ``g(w, y) = Aᵀ y = y + ½ w × y + d(θ²) w × (w × y)`` and ``G₁ = �
     K = [[G₁(w, y_w) + DG₁(w, y_v)[v], G₁(w, y_v)], [G₁(w, y_v), 0]],
 
 which needs ``d(t) = (1 - (θ/2)cot(θ/2))/θ²`` and its first two derivatives in ``t = θ²``
-(Bernoulli series below ``θ = 1``). Cost: O(n·depth) ≤ O(n²) per Jacobian, as the paper's
-Algorithm 4; every joint type of the residual is supported (no finite-difference fallback).
+(Bernoulli series below ``θ = 1``, in :mod:`~dynamics.minimal.spatial`). Cost: O(n·depth)
+≤ O(n²) per Jacobian, as the paper's Algorithm 4; every joint type of the residual is supported
+(no finite-difference fallback).
 
 Initial guesses (``initial_guess``, §3.3): ``"ig1"`` ``q_k``; ``"ig2"`` ``q_k ⊕ (q_k ⊖ q_{k-1})``;
 ``"ig3"`` (default) semi-implicit Euler with ``v ≈ (q_k ⊖ q_{k-1})/Δt`` and the ABA
@@ -82,8 +83,6 @@ C. G. Broyden, Math. Comp. 19 (1965).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from math import factorial
 
 import numpy as np
 
@@ -92,6 +91,8 @@ from .algorithms import _placements, aba, crba
 from .configuration import as_vector, check_configuration, check_run, difference, integrate
 from .forces import joint_forces, joint_springs, total_energy
 from .model import Data, Model
+from .results import ConvergenceError, SimulationResult, StepResult
+from .spatial import _d_and_derivatives
 
 __all__ = ["SOLVERS", "INITIAL_GUESSES", "JACOBIANS", "ConvergenceError", "StepResult", "drnea",
            "discrete_momentum", "del_residual", "del_jacobian", "del_jacobian_fd",
@@ -104,27 +105,10 @@ INITIAL_GUESSES = ("ig1", "ig2", "ig3")
 JACOBIANS = ("analytic", "fd")
 #: Finite-difference step of the Newton Jacobian (configuration units).
 FD_STEP = 1e-6
-
-
-class ConvergenceError(RuntimeError):
-    """A variational step did not converge; carries ``step``, ``iterations`` and ``residual``
-    (the scaled residual norm when giving up)."""
-
-    def __init__(self, message: str, *, step: int | None = None, iterations: int = 0,
-                 residual: float = np.inf):
-        super().__init__(message)
-        self.step, self.iterations, self.residual = step, iterations, residual
-
-
-@dataclass(frozen=True)
-class StepResult:
-    """One variational step: ``q_next``, ``p_next`` (discrete momentum), the number of root-finder
-    updates ``iterations`` and the final scaled residual ``residual``."""
-
-    q_next: np.ndarray
-    p_next: np.ndarray
-    iterations: int
-    residual: float
+#: Backends of :func:`simulate_variational` and :func:`~dynamics.minimal.integrators.simulate`:
+#: ``"reference"`` (NumPy), ``"compiled"`` (numba, :mod:`~dynamics.minimal.tree_kernels`:
+#: revolute / prismatic trees) or ``"auto"`` (compiled when the model allows it).
+BACKENDS = ("reference", "compiled", "auto")
 
 
 # -- the recursive passes ----------------------------------------------------------------------
@@ -184,38 +168,6 @@ def _spring_gradient(model: Model, q: np.ndarray) -> np.ndarray:
 
 
 # -- derivative of dlog (Algorithm 4, line 8) ----------------------------------------------------
-#: ``a_n = |B_2n|/(2n)!``: ``d(t) = (1 - (θ/2)cot(θ/2))/θ² = Σ_{n≥1} a_n t^{n-1}``, ``t = θ²``.
-_D_SERIES = np.array([abs(b) / factorial(2 * n) for n, b in
-                      enumerate(sp.bernoulli_numbers(30)[2::2], start=1)][:14])
-#: Below this angle ``d``, ``d'`` and ``d''`` are summed from :data:`_D_SERIES`.
-_SERIES_ANGLE = 1.0
-
-
-def _d_and_derivatives(theta: float) -> tuple[float, float, float]:
-    """``d(t)``, ``d'(t)``, ``d''(t)`` for ``t = θ²`` (``d`` is the ``ŵ²`` coefficient of
-    ``J(w)⁻¹``, :func:`~dynamics.minimal.spatial.dlog_so3`)."""
-    if theta < _SERIES_ANGLE:
-        t = theta * theta
-        d = d1 = d2 = 0.0
-        for n in range(len(_D_SERIES), 0, -1):            # Horner, highest power first
-            a = _D_SERIES[n - 1]
-            d = d * t + a
-            if n >= 2:
-                d1 = d1 * t + (n - 1) * a
-            if n >= 3:
-                d2 = d2 * t + (n - 1) * (n - 2) * a
-        return d, d1, d2
-    half = 0.5 * theta
-    sh, ch = np.sin(half), np.cos(half)
-    cot, csc2 = ch / sh, 1.0 / (sh * sh)
-    t2 = theta * theta
-    d = (1.0 - half * cot) / t2
-    d1 = (t2 * csc2 + 2.0 * theta * cot - 8.0) / (8.0 * t2 * t2)
-    d2 = (-t2 * theta * cot * csc2 - 3.0 * t2 * csc2 - 6.0 * theta * cot + 32.0) \
-        / (16.0 * t2 * t2 * t2)
-    return d, d1, d2
-
-
 def _g_gradient(w, y, d, d1):
     """``G₁ = ∂g/∂w`` of ``g(w, y) = y + ½ w×y + d (s w - t y)``, ``s = w·y``, ``t = w·w``."""
     s, t = w @ y, w @ w
@@ -611,13 +563,13 @@ def simulate_variational(model: Model, q0, v0, dt: float, steps: int, *, solver:
                          max_iter: int = 50, backend: str = "reference",
                          jacobian: str = "analytic"):
     """Simulate with the variational integrator; returns an
-    :class:`~dynamics.minimal.integrators.SimulationResult` with ``iterations`` per step and
+    :class:`~dynamics.minimal.results.SimulationResult` with ``iterations`` per step and
     ``v_k = M(q_k)⁻¹ p_k``.
 
     ``controller(t, q, v)`` is evaluated at ``(t_k, q_k, v_k)`` and held over the step.
     ``jacobian`` selects Newton's DEL Jacobian (``"analytic"``: Algorithm 4, ``"fd"``: finite
     differences; see :func:`variational_step`). ``backend="compiled"`` runs the whole loop in
-    numba (:func:`~dynamics.minimal.compiled.simulate_variational_compiled`: revolute /
+    numba (:func:`~dynamics.minimal.tree_kernels.simulate_variational_compiled`: revolute /
     prismatic trees, no controller; joint torques known in advance can be given there as
     ``tau``); ``"auto"`` does so when possible.
 
@@ -634,19 +586,17 @@ def simulate_variational(model: Model, q0, v0, dt: float, steps: int, *, solver:
     >>> int(res.iterations.max()) <= 10, bool(np.ptp(res.energy) < 1e-2)
     (True, True)
     """
-    from .integrators import BACKENDS, SimulationResult
-
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if jacobian not in JACOBIANS:
         raise ValueError(f"jacobian must be one of {JACOBIANS}, got {jacobian!r}")
     if backend != "reference":
-        from . import compiled
-        if backend == "compiled" or (compiled.supports(model) and controller is None):
+        from . import tree_kernels  # numba is imported on first use
+        if backend == "compiled" or (tree_kernels.supports(model) and controller is None):
             if controller is not None:
                 raise ValueError("the compiled variational loop takes no controller; use "
                                  "backend='reference'")
-            return compiled.simulate_variational_compiled(
+            return tree_kernels.simulate_variational_compiled(
                 model, q0, v0, dt, steps, solver=solver, initial_guess=initial_guess, tol=tol,
                 max_iter=max_iter, jacobian=jacobian)
     steps, q, v = check_run(model, q0, v0, dt, steps)

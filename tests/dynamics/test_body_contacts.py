@@ -6,7 +6,7 @@ import pytest
 
 from dynamics import models
 from dynamics.maximal import MaximalModel, Simulation, StepSystem
-from dynamics.maximal.integrator import quaternion_update
+from dynamics.maximal.step_system import quaternion_update
 from dynamics.spec import WORLD, Body, BodyContact, Joint, MechanismSpec, Shape, SpecError
 from tests.conftest import finite_difference_jacobian
 

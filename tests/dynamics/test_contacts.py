@@ -7,7 +7,7 @@ import pytest
 
 from dynamics import models
 from dynamics.maximal import MaximalModel, NewtonError, Simulation, StepSystem
-from dynamics.maximal.integrator import quaternion_update
+from dynamics.maximal.step_system import quaternion_update
 from dynamics.spec import Contact, SpecError
 from tests.conftest import finite_difference_jacobian
 

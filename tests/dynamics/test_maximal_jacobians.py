@@ -8,7 +8,7 @@ import pytest
 from dynamics import quaternion as quat
 from dynamics.maximal import MaximalModel, StepSystem
 from dynamics.maximal import joints as jt
-from dynamics.maximal.integrator import quaternion_update
+from dynamics.maximal.step_system import quaternion_update
 from dynamics.models import rod
 from dynamics.spec import JOINT_TYPES, WORLD, Joint, MechanismSpec
 from tests.conftest import finite_difference_jacobian

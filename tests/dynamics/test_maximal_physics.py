@@ -181,7 +181,7 @@ def test_initial_velocities_are_projected_onto_the_loops():
     spec = models.double_fourbar()
     sim = Simulation(spec, dt=0.01)
     # after the projection the first update satisfies every constraint
-    from dynamics.maximal.integrator import quaternion_update
+    from dynamics.maximal.step_system import quaternion_update
     x1 = sim.x + sim.dt * sim.v
     q1 = quaternion_update(sim.q, sim.w, sim.dt)
     assert sim.model.constraint_violation(x1, q1) < 1e-10

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from dynamics import models
-from dynamics.minimal import Model, aba, compiled, rnea
+from dynamics.minimal import Model, aba, rnea, tree_kernels
 from tests.dynamics.minimal_trees import random_tree_urdf, rel_error
 
 
@@ -15,8 +15,8 @@ def test_rnea_and_aba_match_the_reference_on_random_trees(seed):
     data = model.create_data()
     rng = np.random.default_rng(seed)
     q, v, a = rng.normal(size=(3, model.nv))
-    assert rel_error(compiled.rnea(model, data, q, v, a), rnea(model, data, q, v, a)) < 1e-12
-    assert rel_error(compiled.aba(model, data, q, v, a), aba(model, data, q, v, a)) < 1e-11
+    assert rel_error(tree_kernels.rnea(model, data, q, v, a), rnea(model, data, q, v, a)) < 1e-12
+    assert rel_error(tree_kernels.aba(model, data, q, v, a), aba(model, data, q, v, a)) < 1e-11
 
 
 def test_long_chain_aba_matches_the_reference():
@@ -24,7 +24,7 @@ def test_long_chain_aba_matches_the_reference():
     data = model.create_data()
     rng = np.random.default_rng(1)
     q, v, tau = rng.normal(size=(3, 100))
-    assert rel_error(compiled.aba(model, data, q, v, tau), aba(model, data, q, v, tau)) < 1e-9
+    assert rel_error(tree_kernels.aba(model, data, q, v, tau), aba(model, data, q, v, tau)) < 1e-9
 
 
 def test_aba_matches_pinocchio():
@@ -36,14 +36,14 @@ def test_aba_matches_pinocchio():
     rng = np.random.default_rng(2)
     q, v, tau = rng.normal(size=(3, 20))
     expected = pin.aba(pm, pm.createData(), q, v, tau)
-    assert rel_error(compiled.aba(model, model.create_data(), q, v, tau), expected) < 1e-10
+    assert rel_error(tree_kernels.aba(model, model.create_data(), q, v, tau), expected) < 1e-10
 
 
 def test_unsupported_joints_and_lengths():
     ball = Model(models.pendulum(2, "spherical"))
     with pytest.raises(ValueError, match="joint1.*spherical"):
-        compiled.aba(ball, ball.create_data(), np.zeros(8), np.zeros(6), np.zeros(6))
-    assert not compiled.supports(ball)
+        tree_kernels.aba(ball, ball.create_data(), np.zeros(8), np.zeros(6), np.zeros(6))
+    assert not tree_kernels.supports(ball)
     model = Model(models.pendulum(2))
     with pytest.raises(ValueError, match="tau"):
-        compiled.aba(model, model.create_data(), np.zeros(2), np.zeros(2), np.zeros(3))
+        tree_kernels.aba(model, model.create_data(), np.zeros(2), np.zeros(2), np.zeros(3))

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynamics import models
-from dynamics.minimal import Model, compiled, integrate, random_configuration, spatial
+from dynamics.minimal import Model, integrate, random_configuration, spatial, tree_kernels
 from dynamics.minimal import variational as vi
 from dynamics.minimal.variational import (
     del_jacobian,
@@ -73,7 +73,7 @@ def test_dlog_transpose_jacobian_matches_finite_differences(xi, y, angle):
     assert np.abs(K - _fd_dlog_transpose(xi, y)).max() < 1e-8 * scale
     # the compiled kernel is the same function
     Kc = np.empty((6, 6))
-    compiled._dlog_transpose_jacobian(xi, y, Kc)
+    tree_kernels._dlog_transpose_jacobian(xi, y, Kc)
     assert np.abs(Kc - K).max() < 1e-13 * scale
 
 
@@ -90,13 +90,14 @@ def test_dlog_transpose_jacobian_matches_the_bernoulli_series():
 
 
 def test_d_coefficients_are_continuous_at_the_series_switch():
-    below = vi._d_and_derivatives(np.nextafter(vi._SERIES_ANGLE, 0.0))
-    above = vi._d_and_derivatives(vi._SERIES_ANGLE)
+    below = spatial._d_and_derivatives(np.nextafter(spatial._SERIES_ANGLE, 0.0))
+    above = spatial._d_and_derivatives(spatial._SERIES_ANGLE)
     for a, b in zip(below, above, strict=True):
         assert abs(a - b) < 1e-11 * abs(b)
-    assert vi._d_and_derivatives(0.3)[0] == pytest.approx(spatial._coefficients(0.3)[3],
-                                                          rel=1e-14)
-    assert compiled._d_derivatives(2.0) == pytest.approx(vi._d_and_derivatives(2.0), rel=1e-14)
+    assert spatial._d_and_derivatives(0.3)[0] == pytest.approx(spatial._coefficients(0.3)[3],
+                                                               rel=1e-14)
+    assert tree_kernels._d_derivatives(2.0) == pytest.approx(spatial._d_and_derivatives(2.0),
+                                                             rel=1e-14)
 
 
 # -- ∂f/∂q_{k+1} ---------------------------------------------------------------------------------
@@ -210,7 +211,7 @@ def test_compiled_del_jacobian_matches_the_reference(seed, dt):
     q = random_configuration(model, rng)
     q_next = q + dt * 5.0 * rng.normal(size=model.nv)
     p = rng.normal(size=model.nv)
-    assert rel_error(compiled.del_jacobian(model, data, q, p, q_next, dt),
+    assert rel_error(tree_kernels.del_jacobian(model, data, q, p, q_next, dt),
                      del_jacobian(model, data, q, p, q_next, dt)) < 1e-12
 
 
@@ -240,12 +241,12 @@ def test_compiled_loop_with_joint_torques(per_step):
 
     for solver in ("riqn", "newton"):
         a = simulate_variational(model, q0, v0, dt, steps, solver=solver, controller=controller)
-        b = compiled.simulate_variational_compiled(model, q0, v0, dt, steps, solver=solver,
+        b = tree_kernels.simulate_variational_compiled(model, q0, v0, dt, steps, solver=solver,
                                                    tau=tau)
         np.testing.assert_allclose(a.q, b.q, atol=1e-12)
         np.testing.assert_allclose(a.v, b.v, atol=1e-9)
         np.testing.assert_array_equal(a.iterations, b.iterations)
-    free = compiled.simulate_variational_compiled(model, q0, v0, dt, steps)
+    free = tree_kernels.simulate_variational_compiled(model, q0, v0, dt, steps)
     assert np.abs(free.q[-1] - b.q[-1]).max() > 1e-8
     with pytest.raises(ValueError, match="tau"):
-        compiled.simulate_variational_compiled(model, q0, v0, dt, steps, tau=np.zeros(n + 1))
+        tree_kernels.simulate_variational_compiled(model, q0, v0, dt, steps, tau=np.zeros(n + 1))

@@ -14,13 +14,13 @@ from scipy.integrate import solve_ivp
 from dynamics import models
 from dynamics.minimal import (
     Model,
-    compiled,
     crba,
     galerkin,
     initial_state,
     kinetic_energy,
     potential_energy,
     simulate,
+    tree_kernels,
 )
 from dynamics.minimal.forces import spring_energy
 from dynamics.minimal.galerkin import (
@@ -157,7 +157,7 @@ def test_order_of_accuracy(s, dts, order):
     model = Model(models.pendulum(2))
     data = model.create_data()
     q0, v0, T = np.array([1.0, 0.5]), np.zeros(2), 1.0
-    ref = solve_ivp(lambda t, y: np.concatenate([y[2:], compiled.aba(model, data, y[:2], y[2:],
+    ref = solve_ivp(lambda t, y: np.concatenate([y[2:], tree_kernels.aba(model, data, y[:2], y[2:],
                                                                      np.zeros(2))]),
                     (0.0, T), np.concatenate([q0, v0]), method="DOP853", rtol=1e-13,
                     atol=1e-13).y[:, -1]

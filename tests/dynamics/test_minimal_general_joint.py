@@ -255,7 +255,7 @@ def test_model_plugging_errors():
         aba(model, data, [np.nan, 0.0], np.zeros(2), np.zeros(2))
     with pytest.raises(TypeError, match="general joint"):
         _ = model.joints[0].S
-    from dynamics.minimal import compiled
-    assert not compiled.supports(model)
+    from dynamics.minimal import tree_kernels
+    assert not tree_kernels.supports(model)
     with pytest.raises(ValueError, match="revolute and prismatic"):
-        compiled.aba(model, data, [0.1, 0.0], np.zeros(2), np.zeros(2))
+        tree_kernels.aba(model, data, [0.1, 0.0], np.zeros(2), np.zeros(2))

@@ -12,13 +12,13 @@ import pytest
 from dynamics import models
 from dynamics.minimal import (
     Model,
-    compiled,
     forward_kinematics,
     initial_state,
     integrate,
     potential_energy,
     random_configuration,
     spatial,
+    tree_kernels,
     variational,
 )
 from dynamics.minimal.forces import spring_energy
@@ -189,7 +189,7 @@ def test_ten_link_chain_conserves_energy_over_ten_thousand_steps():
     sie = simulate(model, q0, v0, dt, 20, "semi_implicit_euler")
     energies = []
     for k in range(steps):
-        v = v + dt * compiled.aba(model, data, q, v, np.zeros(model.nv))
+        v = v + dt * tree_kernels.aba(model, data, q, v, np.zeros(model.nv))
         q = q + dt * v
         if k == 19:
             np.testing.assert_allclose(q, sie.q[-1], atol=1e-12)
@@ -225,7 +225,7 @@ def test_compiled_loop_matches_the_reference(solver):
     q, p = rng.normal(size=(2, 4))
     q_next = q + 1e-3 * rng.normal(size=4)
     data = model.create_data()
-    assert rel_error(compiled.drnea_momentum_form(model, data, q, p, q_next, 1e-3),
+    assert rel_error(tree_kernels.drnea_momentum_form(model, data, q, p, q_next, 1e-3),
                      del_residual(model, data, q, p, q_next, 1e-3)) < 1e-12
 
 

@@ -26,7 +26,7 @@ robot descriptions and the failure classes of issue 24, loaded in both coordinat
 * ``<mimic>`` joints load as independent joints with a warning, or are refused with
   ``mimic="error"``.
 * Strongly damped joints (issue 24 class 5): the maximal Newton iteration converges
-  quadratically (the damper's body-body Jacobian blocks, :mod:`dynamics.maximal.integrator`).
+  quadratically (the damper's body-body Jacobian blocks, :mod:`dynamics.maximal.step_system`).
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""numba versions of the per-iteration residual and Jacobian of :mod:`.integrator`.
+"""numba versions of the per-iteration residual and Jacobian of :mod:`.step_system`, the
+Newton iteration and the whole gravity-only step.
 
 Same equations as the NumPy reference (:meth:`StepSystem.residual_reference`,
 :meth:`StepSystem.jacobian_reference`), written as loops over bodies and joints so one Newton

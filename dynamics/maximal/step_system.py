@@ -1,0 +1,638 @@
+"""One step of the maximal-coordinate variational integrator, solved by Newton on the graph.
+
+Given ``z₁ = (x₁, q₁)`` from the update rules (11) and (17) and the previous velocities ``ż₀``,
+the unknowns ``s = [ż₁; λ₁]`` solve (Brüdigam et al. 2023, eq. 10, 16, 20)
+
+    d_b = [ m (v₁ - v₀)/Δt - f_b ;
+            ω̄ₛ(ω₁) J ω₁ + ω₁ × J ω₁ - ω̄ₛ(ω₀) J ω₀ + ω₀ × J ω₀ - 2 τ_b ] - Σ_j G_jb(z₁)ᵀ λ_j = 0
+    c_j = Dⱼᵀ g_j(z₂(ż₁)) = 0
+
+for every body ``b`` and joint ``j``, with ``ω̄ₛ(ω) = sqrt(4/Δt² - ωᵀω)``, ``G = [∂g/∂x, ∂g/∂ʳq]``
+(eq. 21, A.8) and ``[f; τ]`` the wrench of gravity, joint springs (potential gradients at
+``z₁``), actuators (eq. 1) and joint dampers (evaluated implicitly at ``ż₁``). The Newton matrix
+``F = ∂(d, c)/∂s`` has one 6×6 block per body, a zero block per joint and nonzero blocks only
+between a joint and its two bodies: it is factored by graphsolve's LDU (2023 Alg. 1-4) on the
+mechanism graph, analysed once and numerically refactored each iteration (eq. 31-33).
+
+Joint springs and dampers in the Newton matrix (exact). With ``R = R(z₁)`` the rate map of a
+joint (:func:`.joints.rate_map`, evaluated once per step at ``z₁``, which the update rules fix
+before Newton starts), its applied wrench on ``[a; b]`` is ``W = Rᵀ u`` with
+``u = -k (c(z₁) - c₀) - d R ż₁`` (springs as the gradient of their potential at ``z₁``, the
+2023 paper's potential forces of §2/§3.1; dampers as non-conservative wrenches, §2, taken at
+the unknown ``ż₁``). Hence
+
+    ∂W/∂ż₁ = -d Rᵀ R   (12×12, both bodies of the joint),    ∂W/∂ż₁|spring = 0,
+
+and the body rows ``d_b = … - diag(1, 2) W`` get ``+diag(1, 2) d Rᵀ R``: the 6×6 diagonal blocks
+of ``a`` and ``b`` and the off-diagonal blocks ``(a, b)``, ``(b, a)``. The latter couple two
+bodies that are not otherwise neighbours, so a damped joint between two bodies adds the graph
+edge ``a - b`` (the "additional off-diagonal entries" of dampers, 2023 §4.2, Fig. 6: each
+damped joint closes a three-node cycle body-joint-body, eliminated with the cyclic LDU of
+Alg. 3-4 with fill-in only inside that cycle). Both blocks are constant during a step, written
+into the matrix by :meth:`StepSystem.begin`. With them the Newton matrix is the exact
+derivative of the residual and the iteration converges quadratically with any damping.
+"""
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+
+import graphsolve as gs
+from graphsolve.lowlevel import PIVOT_RTOL, STATUS_NONFINITE, STATUS_OK, allocate
+
+from .. import quaternion as quat
+from . import contact_kernels as ck
+from . import joints as jt
+from .contacts import contact_groups
+from .mechanism import MaximalModel
+from .newton_kernels import (
+    NewtonStatus,
+    constraint_jacobian_kernel,
+    jacobian_kernel,
+    newton_kernel,
+    residual_kernel,
+    step_kernel,
+)
+
+__all__ = ["StepSystem", "NewtonError", "quaternion_update"]
+
+_ROT_SCALE = np.array([1.0, 1.0, 1.0, 2.0, 2.0, 2.0])
+
+
+def _factor_status(code: int, pos: int) -> int:
+    """The graphsolve status (:data:`graphsolve.lowlevel.STATUS_OK`, ``STATUS_NONFINITE`` or a
+    singular pivot's position) that a Newton run ending in ``code`` leaves in the
+    factorization, for ``Factorization.mark_valid``."""
+    if code == NewtonStatus.NONFINITE:
+        return STATUS_NONFINITE
+    if code == NewtonStatus.SINGULAR_PIVOT:
+        return pos
+    return STATUS_OK
+
+
+class NewtonError(RuntimeError):
+    """The step's Newton iteration failed (no convergence, or ``|ω| ≥ 2/Δt``)."""
+
+
+def omega_scalar(w: np.ndarray, dt: float) -> np.ndarray:
+    """``ω̄ₛ = sqrt((2/Δt)² - ωᵀω)`` of eq. (13); NaN where ``|ω| >= 2/Δt``."""
+    arg = (2.0 / dt) ** 2 - np.einsum("...i,...i->...", w, w)
+    with np.errstate(invalid="ignore"):
+        return np.where(arg > 0.0, np.sqrt(np.maximum(arg, 0.0)), np.nan)
+
+
+def quaternion_update(q: np.ndarray, w: np.ndarray, dt: float) -> np.ndarray:
+    """``q₁ = (Δt/2) L(q₀) ω̄₀`` of eq. (17); unit norm by construction."""
+    wbar = np.concatenate([omega_scalar(w, dt)[..., None], w], axis=-1)
+    return 0.5 * dt * quat.multiply(q, wbar)
+
+
+def _defer(order: list[int], late: set[int], G: nx.Graph) -> list[int]:
+    """Move each node of ``late`` right after the last of its neighbours in ``order``.
+
+    A loop-closing joint pivoted while one of its bodies is still to come can meet a singular
+    Schur complement: the bodies eliminated so far, with the rest held fixed, may already be
+    locked by the tree joints (e.g. a four-bar side link pinned to the ground). Once all its
+    bodies are eliminated, its pivot is singular only if the closure is redundant.
+    """
+    order = [n for n in order if n not in late]
+    for n in sorted(late):
+        pos = max(order.index(b) for b in G[n])
+        order.insert(pos + 1, n)
+    return order
+
+
+class StepSystem:
+    """The Newton system of one integrator step on the mechanism graph.
+
+    Graph nodes: bodies ``0..nb-1`` (6×6 blocks), then one node per joint with at least one
+    constraint (``n_constraints`` rows, zero diagonal block), joined to its bodies.
+    """
+
+    def __init__(self, model: MaximalModel, dt: float, backend: str = "auto",
+                 kernels: str = "compiled"):
+        if kernels not in ("compiled", "reference"):
+            raise ValueError(f"kernels must be 'compiled' or 'reference', got {kernels!r}")
+        self.model, self.dt = model, float(dt)
+        js = model.joints
+        nb = model.n_bodies
+        self.contacts = contact_groups(model.spec, {b.name: i for i, b in
+                                                    enumerate(model.spec.bodies)})
+        self.kernels = kernels
+        self.barrier = 0.0
+        self.constrained = np.flatnonzero(js.n_constraints > 0)
+        node = {int(k): nb + c for c, k in enumerate(self.constrained)}
+        sizes = [np.full(nb, 6), js.n_constraints[self.constrained]]
+        first = nb + len(self.constrained)
+        for grp in self.contacts:
+            grp.nodes = first + np.arange(len(grp))
+            first += len(grp)
+            sizes.append(np.full(len(grp), grp.size))
+        sizes = np.concatenate(sizes)
+        G = nx.Graph()
+        G.add_nodes_from(range(len(sizes)))
+        for k, n in node.items():
+            for e in (js.parent[k], js.child[k]):
+                if e >= 0:
+                    G.add_edge(int(e), n)
+        # damped joints between two bodies: the damper's body-body coupling blocks (exact)
+        self._damped_pairs = np.flatnonzero((js.damper > 0) & (js.parent >= 0)
+                                            & (js.parent != js.child))
+        for k in self._damped_pairs:
+            G.add_edge(int(js.parent[k]), int(js.child[k]))
+        for grp in self.contacts:
+            G.add_edges_from(zip(grp.body.tolist(), grp.nodes.tolist(), strict=True))
+            G.add_edges_from((int(b), int(c)) for b, c in zip(grp.other, grp.nodes, strict=True)
+                             if b >= 0)
+        self.graph = G
+        self.matrix = gs.BlockMatrix(G, sizes)
+        zero = list(node.values())
+        base = gs.analyze(G, ordering="brudigam", block_sizes=sizes, zero_diagonal=zero)
+        loop_names = {j.name for j in model.spec.loop_joints}
+        loops = {node[k] for k, name in enumerate(js.names) if k in node and name in loop_names}
+        if any(js.parent[k] < 0 and name in loop_names for k, name in enumerate(js.names)):
+            # A loop closed to the world makes both ends of a chain zero-diagonal joint nodes:
+            # some body would be eliminated with two joints still after it, and a body between
+            # two ball joints (free spin about their axis) then leaves a singular joint pivot.
+            # Pivot every joint after all of its bodies (joint-joint fill, never singular
+            # unless the joints are redundant).
+            loops = set(node.values())
+        self.analysis = base if not loops else gs.analyze(
+            G, ordering=_defer(list(base.elimination_order), loops, G), block_sizes=sizes,
+            zero_diagonal=zero)
+        self.backend = backend
+        # Tree mechanisms (no block updates) let the fused Newton kernel use graphsolve's
+        # implicit-L factor: one solve per factorization, a third less factor work.
+        self._acyclic = int(self.analysis.sched_ptr[-1]) == 0
+        self._factorization = None
+        self._handle = None
+        self._csr = None                  # entry coordinates of the BlockMatrix buffer
+        self._gravity_wrench = None
+        self.offsets = self.matrix.offsets
+        self.N = int(self.offsets[-1])
+        self._build_scatter(node)
+        self._coupling = np.zeros((len(self._damped_pairs), 2, 36))
+
+    # ------------------------------------------------------------------ index maps
+    def _build_scatter(self, node):
+        """Index maps from padded per-joint blocks to the flat BlockMatrix buffer."""
+        js, A = self.model.joints, self.matrix
+        n = len(js)
+        src, dst = [], []
+        # stacked padded arrays: 0 = body a rows (6×6), 1 = body b rows, 2 = joint rows vs a,
+        # 3 = joint rows vs b; flat index = ((slot * n + k) * 6 + r) * 6 + c
+        for k, jn in node.items():
+            nc = int(js.n_constraints[k])
+            for end, e in enumerate((js.parent[k], js.child[k])):
+                if e < 0:
+                    continue
+                r6, cc = np.meshgrid(np.arange(6), np.arange(nc), indexing="ij")
+                p = A.edge_ptr[A.edge_index(int(e), jn)]
+                dst.append(p + (r6 * nc + cc).ravel())
+                src.append((((end * n + k) * 6 + r6) * 6 + cc).ravel())
+                rr, c6 = np.meshgrid(np.arange(nc), np.arange(6), indexing="ij")
+                p = A.edge_ptr[A.edge_index(jn, int(e))]
+                dst.append(p + (rr * 6 + c6).ravel())
+                src.append(((((2 + end) * n + k) * 6 + rr) * 6 + c6).ravel())
+        self._src = np.concatenate(src) if src else np.zeros(0, dtype=np.int64)
+        self._dst = np.concatenate(dst) if dst else np.zeros(0, dtype=np.int64)
+        self._ptr_bj = np.full((2, n), -1, dtype=np.int64)
+        self._ptr_jb = np.full((2, n), -1, dtype=np.int64)
+        self._jrow = np.full(n, -1, dtype=np.int64)
+        for k, jn in node.items():
+            self._jrow[k] = self.offsets[jn]
+            for end, e in enumerate((js.parent[k], js.child[k])):
+                if e >= 0:
+                    self._ptr_bj[end, k] = A.edge_ptr[A.edge_index(int(e), jn)]
+                    self._ptr_jb[end, k] = A.edge_ptr[A.edge_index(jn, int(e))]
+        # damper coupling: flat buffer index of every entry of the (a, b) and (b, a) blocks
+        # of each damped joint (row-major 6×6); joints sharing a body pair share entries
+        pairs = self._damped_pairs
+        self._coupling_dst = np.zeros((len(pairs), 2, 36), dtype=np.int64)
+        for i, k in enumerate(pairs):
+            a, b = int(js.parent[k]), int(js.child[k])
+            self._coupling_dst[i, 0] = A.edge_ptr[A.edge_index(a, b)] + np.arange(36)
+            self._coupling_dst[i, 1] = A.edge_ptr[A.edge_index(b, a)] + np.arange(36)
+        rows = [self.offsets[node[int(k)]] + np.arange(js.n_constraints[k])
+                for k in self.constrained]
+        self._lambda_rows = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+        cols = [k * 6 + np.arange(js.n_constraints[k]) for k in self.constrained]
+        self._lambda_src = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
+        for grp in self.contacts:
+            k = grp.size
+            grp.rows = self.offsets[grp.nodes][:, None] + np.arange(k)
+            grp.r0 = np.ascontiguousarray(grp.rows[:, 0])
+            grp.diag_ptr = A.diag_ptr[grp.nodes].astype(np.int64)
+            grp.dst_diag = grp.diag_ptr[:, None] + np.arange(k * k)
+            # edge blocks to body a and (body-body contacts) body b; -1: no second body
+            ptr = np.full((4, len(grp)), -1, dtype=np.int64)
+            for e, bodies in enumerate((grp.body, grp.other)):
+                for i, (b, c) in enumerate(zip(bodies, grp.nodes, strict=True)):
+                    if b >= 0:
+                        ptr[e, i] = A.edge_ptr[A.edge_index(int(b), int(c))]
+                        ptr[2 + e, i] = A.edge_ptr[A.edge_index(int(c), int(b))]
+            grp.bc_a, grp.bc_b, grp.cb_a, grp.cb_b = ptr
+            grp.dst_bc = ptr[0][:, None] + np.arange(6 * k)
+            grp.dst_cb = ptr[2][:, None] + np.arange(6 * k)
+            pair = np.flatnonzero(grp.other >= 0)
+            grp.pair_index = pair
+            grp.dst_bc2 = ptr[1][pair][:, None] + np.arange(6 * k)
+            grp.dst_cb2 = ptr[3][pair][:, None] + np.arange(6 * k)
+
+    def unpack(self, s: np.ndarray):
+        """``(v, w, λ_padded)`` views of a solution vector ``s``; λ padded to (n_joints, 6)."""
+        nb = self.model.n_bodies
+        body = s[:6 * nb].reshape(nb, 6)
+        lam = np.zeros(len(self.model.joints) * 6)
+        lam[self._lambda_src] = s[self._lambda_rows]
+        return body[:, :3], body[:, 3:], lam.reshape(-1, 6)
+
+    def pack(self, v, w, lam_padded) -> np.ndarray:
+        s = np.zeros(self.N)
+        nb = self.model.n_bodies
+        s[:6 * nb] = np.hstack([v, w]).ravel()
+        s[self._lambda_rows] = np.asarray(lam_padded).ravel()[self._lambda_src]
+        return s
+
+    # ------------------------------------------------------------------ step setup
+    def begin(self, x1, q1, v0, w0, joint_forces=None, projection: bool = False):
+        """Fix the quantities that stay constant during the step's Newton iteration.
+
+        ``joint_forces`` (n_joints, 6) are actuator inputs along the joint coordinates. With
+        ``projection=True`` the body residual becomes ``M̃ (ż₁ - ż₀) - Σ Gᵀλ`` (an impulsive
+        projection of ``ż₀`` onto velocities whose update satisfies the constraints).
+        """
+        m, js = self.model, self.model.joints
+        self.x1, self.q1, self.v0, self.w0 = x1, q1, v0, w0
+        self.projection = projection
+        G = np.empty((2, len(js), 6, 6))                  # Dᵀ [∂g/∂x, ∂g/∂ʳq] per end
+        if self.kernels == "compiled":
+            constraint_jacobian_kernel(x1, q1, js.parent, js.child, js.p_a, js.p_b, js.q_off,
+                                       js.select, G)
+        else:
+            ends = m.endpoint_states(x1, q1)
+            _, dxa, dqa, dxb, dqb = jt.constraint_terms(js, *ends)
+            for e, (dx, dq, qe) in enumerate(((dxa, dqa, ends[1]), (dxb, dqb, ends[3]))):
+                G[e, :, :, :3] = js.select @ dx
+                G[e, :, :, 3:] = js.select @ quat.rotational_jacobian(dq, qe)
+        self.G = G
+        for grp in self.contacts:
+            if self.kernels == "compiled":
+                grp.P = np.empty((len(grp), 1 + grp.m, 12))
+                ck.velocity_maps(x1, q1, grp.m, *grp.kernel_arguments(), grp.P)
+            else:
+                grp.P = grp.velocity_map(x1, q1)
+        nb = m.n_bodies
+        wrench = np.zeros((nb, 6))
+        self.damping = None
+        if not projection:
+            wrench[:, :3] += m.mass[:, None] * m.gravity
+            springs, dampers = np.any(js.spring > 0), np.any(js.damper > 0)
+            if springs or dampers or joint_forces is not None:
+                ends = m.endpoint_states(x1, q1)
+                RM = jt.rate_map(js, *ends)                # (n, 6, 12)
+                u = np.zeros((len(js), 6))
+                if springs:
+                    u -= js.spring[:, None] * (jt.minimal_coordinates(js, *ends)
+                                               - js.spring_offset)
+                if joint_forces is not None:
+                    u += joint_forces
+                self._add_joint_wrench(wrench, np.einsum("nji,nj->ni", RM, u))
+                if dampers:
+                    self.damping = js.damper[:, None, None] * np.einsum("nki,nkj->nij", RM, RM)
+        self.external = wrench
+        self._diag_const = np.zeros((nb, 6, 6))
+        self._coupling = np.zeros((len(self._damped_pairs), 2, 36))
+        if self.damping is not None:
+            # ∂(-diag(1,2) W_damper)/∂ż₁ = diag(1,2) d RᵀR (module docstring): body diagonals
+            # and, for a joint between two bodies, the (a, b) and (b, a) blocks
+            K = self.damping * np.tile(_ROT_SCALE, 2)[None, :, None]
+            has = js.parent >= 0
+            np.add.at(self._diag_const, js.parent[has], K[has, :6, :6])
+            np.add.at(self._diag_const, js.child, K[:, 6:, 6:])
+            pairs = self._damped_pairs
+            self._coupling[:, 0] = K[pairs, :6, 6:].reshape(-1, 36)
+            self._coupling[:, 1] = K[pairs, 6:, :6].reshape(-1, 36)
+        self._write_coupling(self.matrix)
+
+    def _write_coupling(self, A) -> None:
+        """The damper blocks between the two bodies of every damped joint into ``A`` (constant
+        during a step; zero in a projection step). No kernel writes these entries, so the
+        fused compiled Newton iteration keeps them from :meth:`begin`."""
+        if not len(self._damped_pairs):
+            return
+        A.data[self._coupling_dst.ravel()] = 0.0
+        np.add.at(A.data, self._coupling_dst.ravel(), self._coupling.ravel())
+
+    def _add_joint_wrench(self, wrench, w12):
+        js = self.model.joints
+        has = js.parent >= 0
+        np.add.at(wrench, js.parent[has], w12[has, :6])
+        np.add.at(wrench, js.child, w12[:, 6:])
+
+    # ------------------------------------------------------------------ contacts
+    def _contact_residual(self, s, v1, w1, x2, q2, out) -> None:
+        """Contact rows and contact forces on the bodies (:mod:`.contacts`, NumPy reference),
+        in place."""
+        if not self.contacts:
+            return
+        if self.projection:                 # projection: contact variables stay put
+            for grp in self.contacts:
+                out[grp.rows] = 0.0
+            return
+        nb = self.model.n_bodies
+        zdot = np.vstack([np.hstack([v1, w1]), np.zeros((1, 6))])       # row -1: the ground
+        body_rows = out[:6 * nb].reshape(-1, 6)
+        for grp in self.contacts:
+            zd = np.hstack([zdot[grp.body], zdot[grp.other]])
+            rows, wrench = grp.residual(s[grp.rows], zd, grp.distance(x2, q2), grp.P,
+                                        self.barrier)
+            out[grp.rows] = rows
+            np.add.at(body_rows, grp.body, -wrench[:, 0])
+            pair = grp.pair_index
+            np.add.at(body_rows, grp.other[pair], -wrench[pair, 1])
+
+    def _contact_residual_compiled(self, s, out) -> None:
+        """:meth:`_contact_residual` by :func:`.contact_kernels.contact_residual`."""
+        if self.projection:
+            for grp in self.contacts:
+                out[grp.rows] = 0.0
+            return
+        for grp in self.contacts:
+            ck.contact_residual(s, self.x1, self.q1, self.dt, self.barrier, grp.m,
+                                *grp.kernel_arguments(), grp.friction, grp.r0, grp.P, out)
+
+    def _contact_jacobian(self, s, w1, x2, q2, A) -> None:
+        """Contact blocks of ``F`` (diagonal, body-contact, contact-body), in place."""
+        if not self.contacts:
+            return
+        if self.projection:
+            self._projection_contact_blocks(A)
+            return
+        dq2 = self._dq2_dw(self.q1, w1)
+        for grp in self.contacts:
+            n, pair = len(grp), grp.pair_index
+            A.data[grp.dst_diag] = grp.diagonal_blocks(s[grp.rows]).reshape(n, -1)
+            bc = grp.body_columns(grp.P).reshape(n, 2, -1)
+            cb = grp.contact_rows_by_body(grp.P, grp.distance_jacobian(x2, q2, dq2, self.dt)
+                                          ).reshape(n, 2, -1)
+            A.data[grp.dst_bc] = bc[:, 0]
+            A.data[grp.dst_cb] = cb[:, 0]
+            A.data[grp.dst_bc2] = bc[pair, 1]
+            A.data[grp.dst_cb2] = cb[pair, 1]
+
+    def _projection_contact_blocks(self, A) -> None:
+        for grp in self.contacts:
+            A.data[grp.dst_diag] = np.eye(grp.size).ravel()
+            for dst in (grp.dst_bc, grp.dst_cb, grp.dst_bc2, grp.dst_cb2):
+                A.data[dst] = 0.0
+
+    def _contact_jacobian_compiled(self, s, A) -> None:
+        """:meth:`_contact_jacobian` by :func:`.contact_kernels.contact_jacobian`."""
+        if self.projection:
+            self._projection_contact_blocks(A)
+            return
+        for grp in self.contacts:
+            ck.contact_jacobian(s, self.x1, self.q1, self.dt, grp.m, *grp.kernel_arguments(),
+                                grp.friction, grp.r0, grp.P, grp.diag_ptr, grp.bc_a, grp.cb_a,
+                                grp.bc_b, grp.cb_b, A.data)
+
+    def _coordinates(self):
+        """Row and column of every entry of the BlockMatrix buffer (cached)."""
+        if self._csr is None:
+            rows, cols = self.matrix.entry_coordinates()
+            self._csr = (np.ascontiguousarray(rows, dtype=np.int64),
+                         np.ascontiguousarray(cols, dtype=np.int64))
+        return self._csr
+
+    def matvec(self, x: np.ndarray) -> np.ndarray:
+        """``F x`` with the current Jacobian values, straight from the BlockMatrix buffer
+        (compiled COO product; no CSR copy per call or per Jacobian)."""
+        rows, cols = self._coordinates()
+        out = np.empty(self.N)
+        ck.coo_matvec(rows, cols, self.matrix.data, np.ascontiguousarray(x, dtype=float), out)
+        return out
+
+    # ------------------------------------------------------------------ residual
+    def next_configuration(self, v1, w1):
+        return self.x1 + self.dt * v1, quaternion_update(self.q1, w1, self.dt)
+
+    def residual(self, s: np.ndarray) -> np.ndarray:
+        """``f(s)`` of eq. (30a) in the graph's row layout; NaN if some ``|ω| >= 2/Δt``."""
+        if self.kernels == "reference":
+            return self.residual_reference(s)
+        m, js = self.model, self.model.joints
+        has = self.damping is not None
+        damping = self.damping if has else np.zeros((0, 12, 12))
+        out = residual_kernel(s, self.x1, self.q1, self.v0, self.w0, m.mass, m.inertia,
+                              self.dt, self.projection, self.external, damping, has, self.G,
+                              js.parent, js.child, js.p_a, js.p_b, js.q_off, js.select,
+                              js.n_constraints, self._jrow)
+        if self.contacts:
+            self._contact_residual_compiled(s, out)
+        return out
+
+    def jacobian(self, s: np.ndarray) -> gs.BlockMatrix:
+        """``F = ∂f/∂s`` (eq. 32) written into the analysed BlockMatrix (in place)."""
+        if self.kernels == "reference":
+            return self.jacobian_reference(s)
+        m, js = self.model, self.model.joints
+        jacobian_kernel(s, self.matrix.data, self.x1, self.q1, m.mass, m.inertia, self.dt,
+                        self.projection, self._diag_const, self.G, js.parent, js.child, js.p_a,
+                        js.p_b, js.q_off, js.select, js.n_constraints, self._ptr_bj,
+                        self._ptr_jb)
+        self._write_coupling(self.matrix)
+        if self.contacts:
+            self._contact_jacobian_compiled(s, self.matrix)
+        return self.matrix
+
+    def residual_reference(self, s: np.ndarray) -> np.ndarray:
+        """NumPy reference of :meth:`residual` (vectorized over bodies and joints)."""
+        m, js, dt = self.model, self.model.joints, self.dt
+        v1, w1, lam = self.unpack(s)
+        J = m.inertia
+        out = np.empty(self.N)
+        body = np.empty((m.n_bodies, 6))
+        if self.projection:
+            body[:, :3] = m.mass[:, None] * (v1 - self.v0)
+            body[:, 3:] = np.einsum("nij,nj->ni", J, w1 - self.w0)
+        else:
+            Jw1 = np.einsum("nij,nj->ni", J, w1)
+            Jw0 = np.einsum("nij,nj->ni", J, self.w0)
+            body[:, :3] = m.mass[:, None] * (v1 - self.v0) / dt
+            body[:, 3:] = (omega_scalar(w1, dt)[:, None] * Jw1 + np.cross(w1, Jw1)
+                           - omega_scalar(self.w0, dt)[:, None] * Jw0 + np.cross(self.w0, Jw0))
+        wrench = self.external.copy()
+        if self.damping is not None:
+            zd = m._stack_velocities(v1, w1)
+            self._add_joint_wrench(wrench, -np.einsum("nij,nj->ni", self.damping, zd))
+        body -= _ROT_SCALE * wrench
+        force = np.einsum("enji,nj->eni", self.G, lam)      # G_eᵀ λ
+        has = js.parent >= 0
+        np.add.at(body, js.parent[has], -force[0, has])
+        np.add.at(body, js.child, -force[1])
+        out[:6 * m.n_bodies] = body.ravel()
+        x2, q2 = self.next_configuration(v1, w1)
+        c = np.einsum("nij,nj->ni", js.select,
+                      jt.constraint_terms(js, *m.endpoint_states(x2, q2), jacobians=False))
+        out[self._lambda_rows] = c.ravel()[self._lambda_src]
+        self._contact_residual(s, v1, w1, x2, q2, out)
+        return out
+
+    # ------------------------------------------------------------------ Jacobian
+    def jacobian_reference(self, s: np.ndarray) -> gs.BlockMatrix:
+        """NumPy reference of :meth:`jacobian`."""
+        m, js, dt = self.model, self.model.joints, self.dt
+        v1, w1, _ = self.unpack(s)
+        nb = m.n_bodies
+        D = self._diag_const.copy()
+        if self.projection:
+            D[:, :3, :3] += m.mass[:, None, None] * np.eye(3)
+            D[:, 3:, 3:] += m.inertia
+        else:
+            J = m.inertia
+            ws = omega_scalar(w1, dt)
+            Jw = np.einsum("nij,nj->ni", J, w1)
+            D[:, :3, :3] += (m.mass / dt)[:, None, None] * np.eye(3)
+            D[:, 3:, 3:] += (ws[:, None, None] * J - np.einsum("ni,nj->nij", Jw, w1)
+                             / ws[:, None, None] + quat.skew(w1) @ J - quat.skew(Jw))
+        A = self.matrix
+        A.data[:36 * nb] = D.ravel()
+        x2, q2 = self.next_configuration(v1, w1)
+        ends2 = m.endpoint_states(x2, q2)
+        _, dxa, dqa, dxb, dqb = jt.constraint_terms(js, *ends2)
+        blocks = np.empty((4, len(js), 6, 6))
+        blocks[0] = -np.swapaxes(self.G[0], -1, -2)
+        blocks[1] = -np.swapaxes(self.G[1], -1, -2)
+        for e, (dx, dq) in enumerate(((dxa, dqa), (dxb, dqb))):
+            idx = js.parent if e == 0 else js.child
+            safe = np.maximum(idx, 0)
+            dq2 = self._dq2_dw(self.q1[safe], w1[safe])      # (n, 4, 3)
+            blocks[2 + e, :, :, :3] = dt * (js.select @ dx)
+            blocks[2 + e, :, :, 3:] = js.select @ dq @ dq2
+        A.data[self._dst] = blocks.ravel()[self._src]
+        self._write_coupling(A)
+        self._contact_jacobian(s, w1, x2, q2, A)
+        return A
+
+    def _dq2_dw(self, q1, w1):
+        """``∂q₂/∂ω₁ = (Δt/2) L(q₁) [-ω₁ᵀ/ω̄ₛ; I]`` from eq. (17); (n, 4, 3)."""
+        ws = omega_scalar(w1, self.dt)
+        top = -w1 / ws[:, None]
+        M = np.concatenate([top[:, None, :], np.broadcast_to(np.eye(3), w1.shape[:1] + (3, 3))],
+                           axis=1)
+        return 0.5 * self.dt * quat.L(q1) @ M
+
+    def _ensure_factorization(self, s: np.ndarray):
+        """The graphsolve factorization, made from ``F(s)`` on first use."""
+        if self._factorization is None:
+            if self.fused:      # filled by the fused kernel: no separate kernel compile
+                self._factorization = allocate(self.analysis, "ldu", "compiled")
+            else:
+                # Interior-point matrices pair tiny and large complementarity entries near
+                # convergence (structured ill-conditioning): only exact zeros are singular.
+                self._factorization = gs.factorize(
+                    self.jacobian(s), method="ldu", analysis=self.analysis,
+                    backend=self.backend, pivot_rtol=0.0 if self.contacts else PIVOT_RTOL)
+        return self._factorization
+
+    @property
+    def fused(self) -> bool:
+        """Whether :meth:`newton` runs (compiled kernels and graphsolve's compiled backend)."""
+        return (self.kernels == "compiled" and self.backend in ("auto", "compiled")
+                and not self.contacts)
+
+    def newton(self, s: np.ndarray, tol: float, max_iter: int):
+        """Fused compiled Newton iteration on ``s`` (in place); see :func:`newton_kernel`.
+
+        Returns ``(code, iterations, position, history)``.
+        """
+        m, js = self.model, self.model.joints
+        F = self._ensure_factorization(s)
+        if self._handle is None:
+            self._handle = F.fused_handle(self.matrix, implicit=self._acyclic)
+        history = np.zeros(max_iter + 1)
+        has = self.damping is not None
+        damping = self.damping if has else np.zeros((0, 12, 12))
+        code, it, pos = newton_kernel(
+            s, tol, max_iter, history, self._handle, self.matrix.data, self.x1, self.q1,
+            self.v0, self.w0, m.mass, m.inertia, self.dt, self.projection, self.external,
+            damping, has, self._diag_const, self.G, js.parent, js.child, js.p_a, js.p_b,
+            js.q_off, js.select, js.n_constraints, self._jrow, self._ptr_bj, self._ptr_jb)
+        F.mark_valid(_factor_status(code, pos))
+        return code, it, pos, history[:it + 1]
+
+    def step_gravity_only(self, x, q, v, w, lam, tol: float, max_iter: int, previous=None):
+        """A whole step in one compiled call (:func:`step_kernel`); state arrays updated in
+        place on success. ``previous`` = ``(v, w, λ)`` of the last step (arrays, overwritten
+        with the current ones) starts Newton from the linear extrapolation ``2 s_k - s_{k-1}``;
+        ``None`` starts from ``s_k``. Returns ``(code, iterations, position, history)``."""
+        m, js = self.model, self.model.joints
+        s = np.zeros(self.N)
+        extrapolate = previous is not None
+        if previous is None:
+            previous = (np.zeros_like(v), np.zeros_like(w), np.zeros_like(lam))
+        F = self._ensure_factorization(s)
+        if self._handle is None:
+            self._handle = F.fused_handle(self.matrix, implicit=self._acyclic)
+        if self._gravity_wrench is None:
+            self._gravity_wrench = np.zeros((m.n_bodies, 6))
+            self._gravity_wrench[:, :3] = m.mass[:, None] * m.gravity
+            self._diag_const = np.zeros((m.n_bodies, 6, 6))
+            self.G = np.empty((2, len(js), 6, 6))
+            self._coupling[:] = 0.0       # gravity only: no damper blocks
+            self._write_coupling(self.matrix)
+        history = np.zeros(max_iter + 1)
+        code, it, pos = step_kernel(
+            x, q, v, w, lam, *previous, extrapolate, s, tol, max_iter, history, self._handle,
+            self.matrix.data, m.mass, m.inertia, self.dt, self._gravity_wrench,
+            self._diag_const, self.G, js.parent, js.child, js.p_a, js.p_b, js.q_off,
+            js.select, js.n_constraints, self._jrow, self._ptr_bj, self._ptr_jb)
+        F.mark_valid(_factor_status(code, pos))
+        return code, it, pos, history[:it + 1]
+
+    def factor(self, s: np.ndarray) -> None:
+        """Evaluate ``F(s)`` (eq. 32) and (re)factor it with graphsolve's LDU (eq. 31-33)."""
+        A = self.jacobian(s)
+        if self._factorization is None:
+            self._ensure_factorization(s)
+        else:
+            self._factorization.refactor(A)
+
+    def resolve(self, rhs: np.ndarray, refine: bool = True, atol: float = 0.0) -> np.ndarray:
+        """``F⁻¹ rhs`` with the factorization of the last :meth:`factor`.
+
+        With ``refine``: iterative refinement (up to 3 rounds while the max-norm of the linear
+        residual ``F x - rhs`` halves; the best iterate is kept). Interior-point matrices near
+        convergence pair tiny and large complementarity entries (ill-conditioned by
+        construction), where refined steps reach a lower residual. No refinement when the
+        linear residual is already ``<= atol``.
+        """
+        fac = self._factorization
+        x = fac.solve(rhs)
+        if not refine:
+            return x
+        rows, cols = self._coordinates()
+        data = self.matrix.data
+        r = np.empty(self.N)
+        rt = np.empty(self.N)
+        rn = ck.refinement_residual(rows, cols, data, x, rhs, r)
+        if rn <= atol:
+            return x
+        for _ in range(3):
+            trial = x - fac.solve(r)
+            rtn = ck.refinement_residual(rows, cols, data, trial, rhs, rt)
+            if not rtn < 0.5 * rn:
+                if rtn < rn:
+                    x = trial
+                break
+            x, rn = trial, rtn
+            r, rt = rt, r
+        return x
+
+    def solve_linear(self, s: np.ndarray, f: np.ndarray, refine: bool | None = None
+                     ) -> np.ndarray:
+        """Newton direction ``Δs`` of ``F(s) Δs = -f`` (eq. 33) through graphsolve; iteratively
+        refined (:meth:`resolve`) by default when there are contacts."""
+        self.factor(s)
+        return self.resolve(-f, bool(self.contacts) if refine is None else refine)

@@ -1,0 +1,67 @@
+"""What the minimal-coordinate simulators return: :class:`SimulationResult` (a trajectory of
+:func:`~dynamics.minimal.integrators.simulate` and
+:func:`~dynamics.minimal.variational.simulate_variational`, NumPy or compiled), :class:`StepResult`
+(one variational step) and :class:`ConvergenceError` (a variational step that did not converge).
+
+The integrators, the variational solvers and the compiled kernels
+(:mod:`~dynamics.minimal.tree_kernels`) all build these, so they live in a module of their own
+that imports none of them. The Galerkin integrators have their own
+:class:`~dynamics.minimal.galerkin.GalerkinResult`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["SimulationResult", "StepResult", "ConvergenceError"]
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """Trajectory of :func:`~dynamics.minimal.integrators.simulate`.
+
+    Attributes
+    ----------
+    t : (steps + 1,) array
+    q : (steps + 1, nq) array
+    v : (steps + 1, nv) array
+        For the variational methods, the velocity of the discrete Legendre transform
+        ``v_k = M(q_k)⁻¹ p_k`` (see :mod:`~dynamics.minimal.variational`).
+    energy : (steps + 1,) array
+        Kinetic + gravitational + spring energy of ``(q_k, v_k)``.
+    step_time : (steps,) array
+        Wall-clock seconds of each step (energy evaluation excluded).
+    method : str
+    iterations : (steps,) int array or None
+        Root-finder iterations per step (variational methods).
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    energy: np.ndarray
+    step_time: np.ndarray
+    method: str
+    iterations: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """One variational step: ``q_next``, ``p_next`` (discrete momentum), the number of root-finder
+    updates ``iterations`` and the final scaled residual ``residual``."""
+
+    q_next: np.ndarray
+    p_next: np.ndarray
+    iterations: int
+    residual: float
+
+
+class ConvergenceError(RuntimeError):
+    """A variational step did not converge; carries ``step``, ``iterations`` and ``residual``
+    (the scaled residual norm when giving up)."""
+
+    def __init__(self, message: str, *, step: int | None = None, iterations: int = 0,
+                 residual: float = np.inf):
+        super().__init__(message)
+        self.step, self.iterations, self.residual = step, iterations, residual
