@@ -1,9 +1,9 @@
 """Supernodal LDLᵀ: the numeric factor of a pattern with much fill, its dense parts done by
 BLAS matrix products.
 
-The block-by-block factor (:func:`graphsolve.kernels.compiled._factor`, Brüdigam et al. 2023
-Alg. 3) spends its time in 6×6 products, which run at a few GFLOP/s whatever their number. On a
-graph whose factor fills in (grids and crystals under a minimum-degree order) consecutive
+The block-by-block factor (:func:`graphsolve.kernels.factor_kernels._factor`, Brüdigam et al.
+2023 Alg. 3) spends its time in 6×6 products, which run at a few GFLOP/s whatever their number.
+On a graph whose factor fills in (grids and crystals under a minimum-degree order) consecutive
 pivots of the elimination order often share their whole column pattern: each node's only
 next-eliminated neighbour is the next node, and the two have the same later neighbours. Such a
 run is a *fundamental supernode* (Liu, Ng & Peyton 1993; Davis 2006, §4.8 and §9.1). Its
@@ -39,8 +39,8 @@ accessor works unchanged), computed in another order; only rounding differs. Piv
 elimination order, so a singular pivot reports the same position.
 
 :func:`factor_supernodal` is compiled into its caller
-(:func:`graphsolve.kernels.compiled._factor_sn`), whose numba cache follows ``compiled.py``
-only: after an edit here, run ``make clean-cache``.
+(:func:`graphsolve.kernels.factor_kernels._factor_sn`), whose numba cache follows
+``factor_kernels.py`` only: after an edit here, run ``make clean-cache``.
 """
 
 from __future__ import annotations
