@@ -145,6 +145,7 @@ from .algorithms import forward_kinematics
 from .configuration import as_vector, check_run
 from .forces import joint_springs, total_energy
 from .model import Data, Model
+from .results import MomentumTrajectory, StepFailure
 from .tree_kernels import (
     _congruence_add,
     _cross_force,
@@ -169,60 +170,23 @@ _NORM_CODES = {"force": 0, "impulse": 1, "scaled": 2}
 _FAILURE = {1: "max_iter", 2: "non-finite residual", 3: "singular Newton matrix"}
 
 
-class GalerkinFailure(RuntimeError):
+class GalerkinFailure(StepFailure):
     """A Galerkin step did not converge (``raise_on_failure=True``); carries ``result``."""
-
-    def __init__(self, message: str, result: GalerkinResult):
-        super().__init__(message)
-        self.result = result
 
 
 @dataclass(frozen=True)
-class GalerkinResult:
-    """Trajectory of :func:`simulate_galerkin`, up to the last converged step.
+class GalerkinResult(MomentumTrajectory):
+    """Trajectory of :func:`simulate_galerkin`: the fields of
+    :class:`~dynamics.minimal.results.MomentumTrajectory` (``residual`` in the measure
+    ``norm``; ``reason``: ``max_iter``, non-finite residual or singular Newton matrix) and
 
     Attributes
     ----------
-    t : (K + 1,) array
-    q, v, p : (K + 1, nv) arrays
-        Configurations, velocities ``v_k = M(q_k)⁻¹ p_k`` and discrete momenta ``p_k``.
-    energy : (K + 1,) array
-        Kinetic + gravitational + spring energy of ``(q_k, v_k)``.
-    iterations : (K,) int array
-        Newton updates of every completed step.
-    residual : (K,) array
-        Final convergence measure (``norm``) of every completed step.
     s : int
         Polynomial degree (``s + 1`` control points / Lobatto nodes per step).
-    failed : bool
-    failed_step : int or None
-        The step that did not converge (``K == failed_step``).
-    reason : str
-        Empty, or why the failing step stopped (``max_iter``, non-finite residual, singular
-        Newton matrix) with its last residual.
-    seconds : float
-        Wall time of the stepping loop.
-    method : str
     """
 
-    t: np.ndarray
-    q: np.ndarray
-    v: np.ndarray
-    p: np.ndarray
-    energy: np.ndarray
-    iterations: np.ndarray
-    residual: np.ndarray
     s: int
-    failed: bool
-    failed_step: int | None
-    reason: str
-    seconds: float
-    method: str
-
-    @property
-    def steps(self) -> int:
-        """Number of completed steps."""
-        return int(self.iterations.shape[0])
 
 
 # -- quadrature ----------------------------------------------------------------------------------
@@ -954,9 +918,11 @@ def simulate_galerkin(model: Model, q0, v0, dt: float, steps: int, *, s: int = 1
     if status:
         reason = (f"step {done} (t = {done * dt:g} s): {_FAILURE[int(status)]} after "
                   f"{int(iters[done])} Newton updates, {norm} residual {err:.3g} > tol {tol:g}")
-    res = GalerkinResult(dt * np.arange(done + 1), Q[:done + 1], Vs[:done + 1], Ps[:done + 1],
-                         E[:done + 1], iters[:done], resid[:done], s, bool(status),
-                         done if status else None, reason, seconds, method)
+    res = GalerkinResult(t=dt * np.arange(done + 1), q=Q[:done + 1], v=Vs[:done + 1],
+                         p=Ps[:done + 1], energy=E[:done + 1], iterations=iters[:done],
+                         residual=resid[:done], failed=bool(status),
+                         failed_step=done if status else None, reason=reason, seconds=seconds,
+                         method=method, s=s)
     if status and raise_on_failure:
         raise GalerkinFailure(f"{method}: {reason}", res)
     return res

@@ -5,8 +5,10 @@
 
 The integrators, the variational solvers and the compiled kernels
 (:mod:`~dynamics.minimal.tree_kernels`) all build these, so they live in a module of their own
-that imports none of them. The Galerkin integrators have their own
-:class:`~dynamics.minimal.galerkin.GalerkinResult`.
+that imports none of them. :class:`MomentumTrajectory` and :class:`StepFailure` are the shared
+shape of the momentum-form Newton integrators' results
+(:class:`~dynamics.minimal.galerkin.GalerkinResult`, :class:`~dynamics.minimal.svi.SVIResult`)
+and failures.
 """
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SimulationResult", "StepResult", "ConvergenceError"]
+__all__ = ["SimulationResult", "StepResult", "ConvergenceError", "MomentumTrajectory",
+           "StepFailure"]
 
 
 @dataclass(frozen=True)
@@ -65,3 +68,58 @@ class ConvergenceError(RuntimeError):
                  residual: float = np.inf):
         super().__init__(message)
         self.step, self.iterations, self.residual = step, iterations, residual
+
+
+@dataclass(frozen=True)
+class MomentumTrajectory:
+    """Trajectory of a variational integrator in momentum form whose steps are solved by
+    Newton's method (:func:`~dynamics.minimal.galerkin.simulate_galerkin`,
+    :func:`~dynamics.minimal.svi.simulate_svi`), up to the last converged step.
+
+    Attributes
+    ----------
+    t : (K + 1,) array
+    q, v, p : (K + 1, nv) arrays
+        Configurations, velocities ``v_k = M(q_k)⁻¹ p_k`` and discrete momenta ``p_k``.
+    energy : (K + 1,) array
+        Kinetic + gravitational + spring energy of ``(q_k, v_k)``.
+    iterations : (K,) int array
+        Newton updates of every completed step.
+    residual : (K,) array
+        Final convergence measure of every completed step.
+    failed : bool
+    failed_step : int or None
+        The step that did not converge (``K == failed_step``).
+    reason : str
+        Empty, or why the failing step stopped, with its last residual.
+    seconds : float
+        Wall time of the stepping loop.
+    method : str
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    p: np.ndarray
+    energy: np.ndarray
+    iterations: np.ndarray
+    residual: np.ndarray
+    failed: bool
+    failed_step: int | None
+    reason: str
+    seconds: float
+    method: str
+
+    @property
+    def steps(self) -> int:
+        """Number of completed steps."""
+        return int(self.iterations.shape[0])
+
+
+class StepFailure(RuntimeError):
+    """A step of a :class:`MomentumTrajectory` did not converge and the caller asked for an
+    error (``raise_on_failure=True``); ``result`` holds the trajectory up to that step."""
+
+    def __init__(self, message: str, result: MomentumTrajectory):
+        super().__init__(message)
+        self.result = result

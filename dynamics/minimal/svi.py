@@ -95,6 +95,7 @@ from numba import njit
 from .configuration import as_vector, check_run
 from .forces import joint_springs
 from .model import Model
+from .results import MomentumTrajectory, StepFailure
 
 __all__ = ["NORMS", "INITIAL_GUESSES", "SVIFailure", "SVIResult", "supports", "cache_sizes",
            "lagrangian_derivatives", "svi_residual", "svi_jacobian", "svi_momentum",
@@ -108,54 +109,15 @@ _NORM_CODES = {"scaled": 0, "impulse": 1, "force": 2}
 _FAILURE = {1: "max_iter", 2: "non-finite residual"}
 
 
-class SVIFailure(RuntimeError):
+class SVIFailure(StepFailure):
     """An SVI step did not converge (``raise_on_failure=True``); carries ``result``."""
-
-    def __init__(self, message: str, result: SVIResult):
-        super().__init__(message)
-        self.result = result
 
 
 @dataclass(frozen=True)
-class SVIResult:
-    """Trajectory of :func:`simulate_svi`, up to the last converged step.
-
-    Attributes
-    ----------
-    t : (K + 1,) array
-    q, v, p : (K + 1, nv) arrays
-        Configurations, velocities ``v_k = M(q_k)⁻¹ p_k`` and discrete momenta ``p_k``.
-    energy : (K + 1,) array
-        Kinetic + gravitational + spring energy of ``(q_k, v_k)``.
-    iterations : (K,) int array
-        Newton updates of every completed step.
-    residual : (K,) array
-        Final convergence measure (``norm``) of every completed step.
-    failed : bool
-    failed_step : int or None
-    reason : str
-    seconds : float
-        Wall time of the compiled stepping loop (velocities and energies excluded).
-    method : str
-    """
-
-    t: np.ndarray
-    q: np.ndarray
-    v: np.ndarray
-    p: np.ndarray
-    energy: np.ndarray
-    iterations: np.ndarray
-    residual: np.ndarray
-    failed: bool
-    failed_step: int | None
-    reason: str
-    seconds: float
-    method: str
-
-    @property
-    def steps(self) -> int:
-        """Number of completed steps."""
-        return int(self.iterations.shape[0])
+class SVIResult(MomentumTrajectory):
+    """Trajectory of :func:`simulate_svi`: the fields of
+    :class:`~dynamics.minimal.results.MomentumTrajectory`; ``seconds`` is the wall time of the
+    compiled stepping loop, the velocities and energies computed afterwards excluded."""
 
 
 # -- the tree of frames ---------------------------------------------------------------------------
