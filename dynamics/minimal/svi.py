@@ -46,7 +46,7 @@ built from the parent's caches:
 ``v``). A link's kinetic energy is ``T_i = ½ tr(ġ_i 𝕄_i ġ_iᵀ)`` with the 4×4 pseudo-inertia
 ``𝕄_i = ∫ (x; 1)(x; 1)ᵀ dm = [[½ tr(I_o) 𝟙 - I_o, m c], [m cᵀ, m]]`` in the link frame, its
 potential ``V_i = -m gᵀ (R_i c + p_i)`` (the position column of ``g_i 𝕄_i e₄``), so with
-``⟨A, B⟩ = tr(A Bᵀ)``:
+``⟨A, B⟩ = tr(A Bᵀ)``::
 
     ∂L/∂v_a = Σ_{i ⪰ a} ⟨∂g_i/∂q_a, ġ_i 𝕄_i⟩,
     ∂L/∂q_a = Σ_{i ⪰ a} ⟨∂ġ_i/∂q_a, ġ_i 𝕄_i⟩ + gᵀ (∂g_i/∂q_a 𝕄_i e₄) - k_a (q_a - q_rest,a),
