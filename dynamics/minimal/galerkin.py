@@ -154,6 +154,8 @@ from .tree_kernels import (
     _placements,
     _X_matrix,
     flat_model,
+    require_supported,
+    supports,
 )
 
 __all__ = ["PAPER_ORDERS", "NORMS", "BACKENDS", "GalerkinFailure", "GalerkinResult",
@@ -228,16 +230,8 @@ def degree(order: int) -> int:
     return PAPER_ORDERS[order]
 
 
-def supports(model: Model) -> bool:
-    """Whether every joint of ``model`` is revolute or prismatic."""
-    return all(jm.type in ("revolute", "prismatic") for jm in model.joints)
-
-
 def _check_model(model: Model) -> None:
-    for jm in model.joints:
-        if jm.type not in ("revolute", "prismatic"):
-            raise ValueError(f"the Galerkin integrators support revolute and prismatic joints "
-                             f"only; joint {jm.name!r} is {jm.type}")
+    require_supported(model, "the Galerkin integrators")
 
 
 # -- reference (NumPy) derivatives of the Lagrangian ---------------------------------------------

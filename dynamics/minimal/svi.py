@@ -96,6 +96,7 @@ from .configuration import as_vector, check_run
 from .forces import joint_springs
 from .model import Model
 from .results import MomentumTrajectory, StepFailure
+from .tree_kernels import require_supported, supports
 
 __all__ = ["NORMS", "INITIAL_GUESSES", "SVIFailure", "SVIResult", "supports", "cache_sizes",
            "lagrangian_derivatives", "svi_residual", "svi_jacobian", "svi_momentum",
@@ -141,19 +142,11 @@ class _Tree:
     n2: int
 
 
-def supports(model: Model) -> bool:
-    """Whether every joint of ``model`` is revolute or prismatic."""
-    return all(jm.type in ("revolute", "prismatic") for jm in model.joints)
-
-
 def _tree(model: Model) -> _Tree:
     cached = model._svi_tree
     if cached is not None:
         return cached
-    for jm in model.joints:
-        if jm.type not in ("revolute", "prismatic"):
-            raise ValueError(f"the SVI supports revolute and prismatic joints only; joint "
-                             f"{jm.name!r} is {jm.type}")
+    require_supported(model, "the SVI and its kernels")
     n = model.njoints
     parents = np.array(model.parents, dtype=np.int64)
     if np.any(parents >= np.arange(n)):

@@ -73,6 +73,15 @@ def supports(model: Model) -> bool:
     return all(jm.type in ("revolute", "prismatic") for jm in model.joints)
 
 
+def require_supported(model: Model, what: str) -> None:
+    """Raise ValueError naming the first joint of ``model`` that is neither revolute nor
+    prismatic (``what``: who needs them, for the message)."""
+    for jm in model.joints:
+        if jm.type not in ("revolute", "prismatic"):
+            raise ValueError(f"{what} support revolute and prismatic joints only; joint "
+                             f"{jm.name!r} is {jm.type}")
+
+
 def flat_model(model: Model) -> FlatModel:
     """The model's :class:`FlatModel` (built once, cached on the model).
 
@@ -84,10 +93,7 @@ def flat_model(model: Model) -> FlatModel:
     cached = model._flat_model
     if cached is not None:
         return cached
-    for jm in model.joints:
-        if jm.type not in ("revolute", "prismatic"):
-            raise ValueError(f"the compiled kernels support revolute and prismatic joints only; "
-                             f"joint {jm.name!r} is {jm.type}")
+    require_supported(model, "the compiled kernels")
     springs = joint_springs(model)
     P = np.array([jm.placement for jm in model.joints]).reshape(-1, 4, 4)
     flat = FlatModel(

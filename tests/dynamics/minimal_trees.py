@@ -101,3 +101,18 @@ def rel_error(x, ref) -> float:
     x, ref = np.asarray(x, dtype=float), np.asarray(ref, dtype=float)
     scale = np.linalg.norm(ref)
     return float(np.linalg.norm(x - ref) / (scale if scale > 0 else 1.0))
+
+
+def sprung_tree(seed=3, k=3.0, d=0.4):
+    """A branching random revolute / prismatic tree (:func:`random_spec`) with springs and
+    dampers on every joint, as a minimal :class:`~dynamics.minimal.Model`."""
+    from dynamics.minimal import Model
+
+    spec = random_spec(seed, spherical=0.0, max_links=7)
+    spec = dataclasses.replace(spec, joints=tuple(
+        dataclasses.replace(j, spring=k, damper=d) if j.type in ("revolute", "prismatic")
+        else j for j in spec.joints))
+    model = Model(spec)
+    assert {jm.type for jm in model.joints} == {"revolute", "prismatic"}
+    assert len(set(model.parents)) < model.njoints              # branching
+    return model

@@ -5,7 +5,6 @@ order of accuracy, bounded energy error, reversibility, the O(n²) / O(n³) cach
 failures."""
 from __future__ import annotations
 
-import dataclasses
 import doctest
 
 import numpy as np
@@ -23,19 +22,7 @@ from dynamics.minimal.svi import (
     svi_momentum,
     svi_residual,
 )
-from tests.dynamics.minimal_trees import random_spec
-
-
-def _sprung_tree(seed=3, k=3.0, d=0.4):
-    """A random revolute / prismatic tree with springs and dampers on every joint."""
-    spec = random_spec(seed, spherical=0.0, max_links=7)
-    spec = dataclasses.replace(spec, joints=tuple(
-        dataclasses.replace(j, spring=k, damper=d) if j.type in ("revolute", "prismatic")
-        else j for j in spec.joints))
-    model = Model(spec)
-    assert {jm.type for jm in model.joints} == {"revolute", "prismatic"}
-    assert len(set(model.parents)) < model.njoints              # branching
-    return model
+from tests.dynamics.minimal_trees import sprung_tree as _sprung_tree
 
 
 def test_doctests():
