@@ -1105,6 +1105,29 @@ def test_pickled_factorization_solves_and_refactors(backend, kind):
     np.testing.assert_array_equal(an2.order, F.analysis.order)
 
 
+@pytest.mark.parametrize("kind", ["spd", "unsymmetric"])
+def test_factor_buffers_in_base_pages_factor_refactor_and_pickle(monkeypatch, kind):
+    """With every factor buffer an anonymous mapping in base pages (the large-factor path of
+    ``graphsolve.factor._zeros``), factor, refactor, solve and pickle agree with SciPy."""
+    import mmap
+    import pickle
+
+    import graphsolve.factor as factor_module
+
+    monkeypatch.setattr(factor_module, "SMALL_PAGES_BYTES", 0)
+    A = gs.random_block_matrix(gen.net(5), kind, block_size=3, seed=7)
+    F = gs.factorize(A)
+    if hasattr(mmap, "MADV_NOHUGEPAGE"):
+        assert isinstance(F._L.base.obj, mmap.mmap) and F._L.flags.writeable
+    b = rhs(A.shape[0])
+    x = spla.spsolve(A.to_scipy().tocsc(), b)
+    np.testing.assert_allclose(F.solve(b), x, rtol=1e-9)
+    B = A.with_data(A.data * 4.0)
+    np.testing.assert_allclose(F.refactor(B).solve(b), x / 4.0, rtol=1e-9)
+    F2 = pickle.loads(pickle.dumps(F))
+    np.testing.assert_array_equal(F2.solve(b), F.solve(b))
+
+
 @pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")   # np.matrix
 def test_solve_rhs_dtypes():
     """Complex b is refused (DTypeError, not a numba typing error); a sparse b is solved like
