@@ -242,9 +242,11 @@ class BlockMatrix:
         vals = np.asarray(S.data, dtype=np.float64)
         n = sizes.size
         off = block_offsets(sizes)
-        blk = np.repeat(np.arange(n, dtype=np.int64), sizes)
+        uniform = int(sizes[0]) if np.all(sizes == sizes[0]) else 0
+        blk = (np.zeros(0, np.int64) if uniform
+               else np.repeat(np.arange(n, dtype=np.int64), sizes))
         if graph is None:
-            pi, pj = assembly.stored_block_pairs(indptr, indices, blk, off)
+            pi, pj = assembly.stored_block_pairs(indptr, indices, blk, off, uniform)
             e_indptr, e_indices = assembly.symmetric_block_pattern(n, pi, pj)
             del pi, pj
             directed = np.empty((e_indices.size, 2), np.int64)
@@ -267,7 +269,7 @@ class BlockMatrix:
         mirror = A._transpose_edges() if transposed else np.zeros(0, np.int64)
         bi, bj = assembly.scatter_compressed(indptr, indices, vals, blk, off, sizes, A.diag_ptr,
                                              e_indptr, e_indices, A.edge_ptr, mirror,
-                                             transposed, A.data)
+                                             transposed, A.data, uniform)
         if bi >= 0:
             raise PatternError(f"nonzero block {(int(bi), int(bj))} lies outside the graph (no "
                                f"edge {bi}-{bj})", (int(bi), int(bj)))
@@ -446,9 +448,12 @@ class BlockMatrix:
         return csr
 
     def _transpose_edges(self) -> np.ndarray:
-        """``rev`` with ``edges[rev[e]] == edges[e][::-1]``."""
-        n = self.n_nodes
-        return np.searchsorted(self._edge_keys, self.edges[:, 1] * n + self.edges[:, 0])
+        """``rev`` with ``edges[rev[e]] == edges[e][::-1]`` (made once, shared by copies)."""
+        rev = self.__dict__.get("_rev")
+        if rev is None:
+            rev = self._rev = assembly.mirror_edges(*self._edge_csr())
+            rev.flags.writeable = False
+        return rev
 
     def transpose_index(self) -> np.ndarray:
         """``t`` with ``data[t]`` the flat data of the transposed matrix (same layout).
@@ -503,9 +508,7 @@ class BlockMatrix:
         return frozenset(self._zero_diagonal())
 
     def _zero_diagonal(self) -> tuple[int, ...]:
-        s = self.block_sizes
-        nz = np.add.reduceat(np.abs(self.data[: self.diag_ptr[-1]]), self.diag_ptr[:-1]) != 0
-        zero = {int(i) for i in np.flatnonzero(~nz)} if s.size else set()
+        zero = {int(i) for i in np.flatnonzero(assembly.zero_blocks(self.data, self.diag_ptr))}
         if self._graph is not None:
             zero.update(i for i, r in self._graph.nodes(data="role") if r == "constraint")
         return tuple(sorted(zero))

@@ -13,19 +13,33 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .simd import prefetch
+
+#: How many nodes ahead the scatter prefetches the blocks a node's edges will touch.
+PREFETCH_NODES = 4
+
 __all__ = ["stored_block_pairs", "symmetric_block_pattern", "scatter_compressed",
-           "factor_pairs_of_edges"]
+           "factor_pairs_of_edges", "mirror_edges", "zero_blocks"]
+
+
+@njit(inline="always")
+def _node_of(c, blk, uniform):
+    """The node of scalar column ``c``: ``c // uniform`` for blocks of one size (no lookup in
+    ``blk``, whose random reads cost TLB misses on large randomly numbered graphs)."""
+    return c // uniform if uniform > 0 else blk[c]
 
 
 @njit(cache=True, nogil=True)
-def stored_block_pairs(indptr, indices, blk, off):
+def stored_block_pairs(indptr, indices, blk, off, uniform=0):
     """Off-diagonal blocks ``(i, j)`` holding a stored entry of a compressed matrix, each once.
 
     ``indptr, indices`` are CSR arrays (major index = row), ``blk[c]`` the node of scalar
-    column ``c`` and ``off`` the node offsets (the rows of node ``i`` are ``off[i]:off[i+1]``).
+    column ``c`` and ``off`` the node offsets (the rows of node ``i`` are ``off[i]:off[i+1]``);
+    ``uniform > 0``: every block has that size (``blk`` is then not read).
     Stored zeros count, as in SciPy and CHOLMOD, where the stored entries are the structure:
-    a later matrix may put values there. Two sweeps: count, then fill. Returns ``(pi, pj)``
-    in block-row order, columns unsorted."""
+    a later matrix may put values there. Rows must hold sorted columns (SciPy's canonical
+    format): the rest of a block's run in a row is skipped. Two sweeps: count, then fill.
+    Returns ``(pi, pj)`` in block-row order, columns unsorted."""
     n = off.size - 1
     mark = np.full(n, -1, np.int64)
     pi = np.empty(0, np.int64)
@@ -39,8 +53,13 @@ def stored_block_pairs(indptr, indices, blk, off):
             count = 0
         for i in range(n):
             for r in range(off[i], off[i + 1]):
+                end = -1                        # columns below end are in the block just seen
                 for p in range(indptr[r], indptr[r + 1]):
-                    j = blk[indices[p]]
+                    c = indices[p]
+                    if c < end:
+                        continue
+                    j = _node_of(c, blk, uniform)
+                    end = off[j + 1]
                     if j != i and mark[j] != i:
                         mark[j] = i
                         if sweep == 1:
@@ -84,46 +103,70 @@ def symmetric_block_pattern(n, pi, pj):
 
 @njit(cache=True, nogil=True)
 def scatter_compressed(indptr, indices, data, blk, off, sizes, diag_ptr, e_indptr, e_indices,
-                       edge_ptr, mirror, transposed, out):
+                       edge_ptr, mirror, transposed, out, uniform=0):
     """Add the stored nonzeros of a compressed matrix into the flat block buffer ``out``.
 
     ``transposed=False``: the arrays are CSR (major index = row). ``transposed=True``: they are
     CSC, i.e. the CSR arrays of ``Sᵀ``; entry ``(major r, minor c)`` is then ``S[c, r]`` and
     goes to block ``(node(c), node(r))`` through ``mirror`` (the index of the reversed edge).
     ``e_indptr, e_indices`` is the block graph as CSR of directed edges (edge ``k`` is the
-    ``k``-th stored pair) and ``edge_ptr``/``diag_ptr`` the block offsets in ``out``.
-    Duplicates add up. Returns ``(-1, -1)``, or the first nonzero block ``(row node, column
-    node)`` that is not on an edge (``out`` is then partly written)."""
+    ``k``-th stored pair) and ``edge_ptr``/``diag_ptr`` the block offsets in ``out``;
+    ``uniform`` as for :func:`stored_block_pairs`. Rows must hold sorted columns (SciPy's
+    canonical format): each block's run in a row is resolved once. Duplicates add up.
+    Returns ``(-1, -1)``, or the first nonzero block ``(row node, column node)`` that is not
+    on an edge (``out`` is then partly written)."""
     n = off.size - 1
     stamp = np.full(n, -1, np.int64)
     pos = np.empty(n, np.int64)
     for i in range(n):
+        if i + PREFETCH_NODES < n:          # what node i + PREFETCH_NODES reads by neighbour
+            for k in range(e_indptr[i + PREFETCH_NODES], e_indptr[i + PREFETCH_NODES + 1]):
+                j = e_indices[k]
+                prefetch(blk, off[j])
+                prefetch(stamp, j)
+                prefetch(pos, j)
+                t0 = edge_ptr[mirror[k]] if transposed else edge_ptr[k]
+                for q in range(t0, edge_ptr[(mirror[k] if transposed else k) + 1], 8):
+                    prefetch(out, q)
         for k in range(e_indptr[i], e_indptr[i + 1]):
             stamp[e_indices[k]] = i
             pos[e_indices[k]] = k
         si = sizes[i]
         for r in range(off[i], off[i + 1]):
             a = r - off[i]
+            end = -1                            # the block of columns [lo, end) is resolved:
+            lo = 0                              # its entries go to out[base + (c - lo) * step]
+            base = 0
+            step = 1
+            j = -1
             for p in range(indptr[r], indptr[r + 1]):
+                c = indices[p]
+                if c >= end:                    # a new block: sorted rows (canonical format)
+                    j = _node_of(c, blk, uniform)
+                    lo = off[j]
+                    end = off[j + 1]
+                    if j == i:
+                        blk0 = diag_ptr[i]
+                    elif stamp[j] == i:
+                        blk0 = edge_ptr[mirror[pos[j]]] if transposed else edge_ptr[pos[j]]
+                    else:
+                        blk0 = -1               # not on an edge: only stored zeros may be here
+                    if transposed:              # S[c, r]: row c - lo, column a of the block
+                        base = blk0 + a
+                        step = si
+                    else:                       # S[r, c]: row a, column c - lo
+                        base = blk0 + a * sizes[j]
+                        step = 1
+                    if blk0 < 0:
+                        base = -1
                 v = data[p]
                 if v == 0:
                     continue
-                c = indices[p]
-                j = blk[c]
-                b = c - off[j]
-                if j == i:
-                    if transposed:
-                        out[diag_ptr[i] + b * si + a] += v
-                    else:
-                        out[diag_ptr[i] + a * si + b] += v
-                elif stamp[j] != i:
+                if base < 0:
                     if transposed:
                         return j, i
                     return i, j
-                elif transposed:
-                    out[edge_ptr[mirror[pos[j]]] + b * si + a] += v
-                else:
-                    out[edge_ptr[pos[j]] + a * sizes[j] + b] += v
+                out[base + (c - lo) * step] += v
     return -1, -1
 
 
@@ -164,3 +207,35 @@ def factor_pairs_of_edges(a_indptr, a_indices, position, child_ptr, fe_child):
                     hi = mid
             pairs[lo] = e
     return pairs, -1
+
+
+@njit(cache=True, nogil=True)
+def mirror_edges(e_indptr, e_indices):
+    """``rev`` with edge ``rev[k]`` the reverse of edge ``k``, for the directed edges of a
+    symmetric pattern as CSR with sorted columns (:attr:`graphsolve.BlockMatrix.edges`).
+
+    Visiting the rows in order, the edges ``(i, j)`` arrive in increasing ``i`` for each
+    ``j``, which is the order of row ``j``'s own columns: one cursor per row walks them
+    (O(edges), no search)."""
+    n = e_indptr.size - 1
+    cursor = e_indptr[:-1].copy()
+    rev = np.empty(e_indices.size, np.int64)
+    for i in range(n):
+        for k in range(e_indptr[i], e_indptr[i + 1]):
+            j = e_indices[k]
+            rev[k] = cursor[j]
+            cursor[j] += 1
+    return rev
+
+
+@njit(cache=True, nogil=True)
+def zero_blocks(data, ptr):
+    """``zero[i]``: block ``data[ptr[i]:ptr[i + 1]]`` holds only zeros (NaN is not zero)."""
+    n = ptr.size - 1
+    zero = np.ones(n, np.bool_)
+    for i in range(n):
+        for q in range(ptr[i], ptr[i + 1]):
+            if data[q] != 0.0:
+                zero[i] = False
+                break
+    return zero

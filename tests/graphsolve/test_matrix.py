@@ -211,6 +211,41 @@ def test_from_scipy_explicit_zeros_outside_graph_are_fine():
     assert sparse_equal(A.to_scipy(), sp.csr_array(M))
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_from_scipy_nonzero_after_a_stored_zero_of_the_same_off_graph_block(fmt):
+    """A block's run in a row is resolved once: a stored zero first, then a nonzero of the same
+    block outside the graph, still raises PatternError naming that block."""
+    G = gen.path(3)
+    sizes = [3, 2, 3]
+    off = offsets_of(sizes)
+    M = random_pattern_matrix(G, sizes, np.random.default_rng(2), zero_blocks=False)
+    rows = [off[0], off[0]]
+    cols = [off[2], off[2] + 2]                  # block (0, 2): not an edge
+    C = sp.coo_array(M)
+    S = sp.coo_array((np.concatenate([C.data, [0.0, 5.0]]),
+                      (np.concatenate([C.row, rows]), np.concatenate([C.col, cols]))),
+                     shape=M.shape)
+    S = {"csr": sp.csr_array, "csc": sp.csc_array}[fmt](S)
+    with pytest.raises(gs.PatternError) as exc:
+        gs.BlockMatrix.from_scipy(S, sizes, graph=G)
+    assert tuple(exc.value.block) == (0, 2)
+
+
+@FAST
+@given(n=st.integers(1, 30), extra=st.integers(0, 40), seed=st.integers(0, 10_000))
+def test_mirror_edges_against_a_search(n, extra, seed):
+    """``BlockMatrix._transpose_edges`` (one cursor per row) finds every edge's reverse, as a
+    search of the reversed pair among the sorted edges does."""
+    extra = min(extra, (n - 1) * (n - 2) // 2)   # the non-edges a tree of n nodes leaves
+    G = gen.random_graph(n, extra, seed=seed)
+    G = nx.relabel_nodes(G, dict(enumerate(np.random.default_rng(seed).permutation(n))))
+    A = gs.random_block_matrix(G, "spd", block_size=1, seed=seed)
+    keys = A.edges[:, 0] * n + A.edges[:, 1]
+    expected = np.searchsorted(keys, A.edges[:, 1] * n + A.edges[:, 0])
+    np.testing.assert_array_equal(A._transpose_edges(), expected)
+    np.testing.assert_array_equal(A.edges[A._transpose_edges()], A.edges[:, ::-1])
+
+
 @given(n=st.integers(1, 9), extra=st.integers(0, 4), seed=st.integers(0, 10_000),
        fmt=st.sampled_from(["csr", "csc"]), dup=st.booleans())
 @FAST
