@@ -14,11 +14,11 @@ from contextlib import contextmanager
 import numpy as np
 
 from . import factor_queries as queries
+from .analysis import Analysis, analyze
 from .errors import GraphSolveError, NonFiniteError, ShapeError, SingularBlockError
 from .factor import LDLT_SYMMETRY_RTOL, GatherMap, resolve_backend
 from .kernels import KERNELS
 from .matrix import BlockMatrix
-from .ordering import Analysis, analyze
 
 __all__ = ["BatchFactorization", "factorize_batch"]
 

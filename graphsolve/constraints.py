@@ -31,11 +31,11 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from .analysis import Analysis, analyze
 from .errors import GraphError, GraphSolveError, NonFiniteError, ShapeError, SingularBlockError
 from .factor import Factorization, factorize
 from .lcp import AuxiliaryFactor, DependentRowsError, InfeasibleLCPError
 from .matrix import BlockMatrix
-from .ordering import Analysis, analyze
 
 __all__ = ["ConstraintSystem", "Constraint", "ConstraintSolution", "ConstraintOps",
            "InfeasibleConstraintsError"]

@@ -49,11 +49,11 @@ from collections import defaultdict
 
 import numpy as np
 
+from .analysis import Analysis, analyze
 from .batch import BatchFactorization, factorize_batch
 from .errors import GraphSolveError, ShapeError
 from .factor import LDLT_SYMMETRY_RTOL, resolve_backend
 from .matrix import BlockMatrix
-from .ordering import Analysis, analyze
 
 __all__ = ["DaskBatchFactorization", "factorize_batch_dask", "solve_batch_dask",
            "chunk_bounds"]

@@ -15,12 +15,12 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from . import factor_queries as queries
+from .analysis import Analysis, analyze
 from .errors import GraphSolveError, NonFiniteError, PatternError, ShapeError, SingularBlockError
 from .factor_queries import SYSTEMS, Inertia, partial_solve
 from .kernels import KERNELS, assembly
 from .kernels.reference import PIVOT_RTOL
 from .matrix import BlockMatrix, _check_dtype, block_coordinates
-from .ordering import Analysis, analyze
 
 __all__ = ["Factorization", "allocate", "factorize", "solve", "factorized", "GatherMap", "BACKENDS"]
 

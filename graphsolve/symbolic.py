@@ -1,5 +1,5 @@
 """Compiled symbolic kernels on CSR adjacency: DFS orders, elimination tree, factor pattern and
-the update schedule. :mod:`graphsolve.ordering` turns their arrays into an
+the update schedule. :mod:`graphsolve.analysis` turns their arrays into an
 :class:`~graphsolve.Analysis`.
 
 The adjacency is the symmetric CSR pattern of the block graph with sorted column indices, so a
