@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -215,25 +216,48 @@ def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
                 raise ShapeError(f"batch item {k} is not a BlockMatrix on the template's "
                                  "graph and block sizes")
         values = np.stack([M.data for M in mats]) if mats else np.empty((0, A.data.size))
+    check_batch_values(A, values)
+    backend = resolve_backend(backend)
+    method = batch_method(A, values, method)
+    workers = check_thread_count(workers, "workers")
+    if analysis is None:
+        analysis = analyze(A, ordering)
+    F = BatchFactorization(A, analysis, method, backend)
+    F.workers = workers
+    return F.refactor(values)
+
+
+# The checks and the choice of method that factorize_batch and graphsolve.distributed share
+# (there on the whole batch, before it is split into chunks; values may be a dask array).
+def check_batch_values(A: BlockMatrix, values: Any) -> None:
+    """``values`` is a non-empty ``(B, len(A.data))`` array on the template's layout."""
     if values.ndim != 2 or values.shape[0] == 0 or values.shape[1] != A.data.size:
         raise ShapeError(f"values must be a non-empty (B, {A.data.size}) array on the "
                          f"template's layout, got shape {values.shape}")
-    backend = resolve_backend(backend)
-    if method == "auto":
-        t = A.transpose_index()
-        scale = np.max(np.abs(values), axis=1)
-        method = "ldlt" if np.all(np.max(np.abs(values - values[:, t]), axis=1)
-                                  <= LDLT_SYMMETRY_RTOL * scale) else "ldu"
-    elif method not in ("ldu", "ldlt"):
+
+
+def batch_method(A: BlockMatrix, values: Any, method: str) -> str:
+    """``method`` checked; ``"auto"`` decided on the whole batch: ``"ldlt"`` when every item
+    is symmetric to a relative :data:`~graphsolve.factor.LDLT_SYMMETRY_RTOL`, else ``"ldu"``.
+    ``values`` is a NumPy or a dask array (then computed in one pass)."""
+    if method not in ("auto", "ldu", "ldlt"):
         raise GraphSolveError(f'unknown method {method!r}; expected "auto", "ldu" or "ldlt"')
-    if analysis is None:
-        analysis = analyze(A, ordering)
-    if workers is not None and (isinstance(workers, bool) or not isinstance(
-            workers, (int, np.integer)) or workers < 1):
-        raise GraphSolveError(f"workers must be a positive integer or None, got {workers!r}")
-    F = BatchFactorization(A, analysis, method, backend)
-    F.workers = None if workers is None else int(workers)
-    return F.refactor(values)
+    if method != "auto":
+        return method
+    t = A.transpose_index()
+    scale = abs(values).max(axis=1)
+    symmetric = (abs(values - values[:, t]).max(axis=1) <= LDLT_SYMMETRY_RTOL * scale).all()
+    if hasattr(symmetric, "compute"):               # a dask array
+        symmetric = symmetric.compute()
+    return "ldlt" if bool(symmetric) else "ldu"
+
+
+def check_thread_count(value: Any, name: str) -> int | None:
+    """A positive integer or None (numba's current setting), as an ``int``."""
+    if value is not None and (isinstance(value, bool) or not isinstance(
+            value, (int, np.integer)) or value < 1):
+        raise GraphSolveError(f"{name} must be a positive integer or None, got {value!r}")
+    return None if value is None else int(value)
 
 
 @contextmanager

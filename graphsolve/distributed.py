@@ -50,9 +50,15 @@ from collections import defaultdict
 import numpy as np
 
 from .analysis import Analysis, analyze
-from .batch import BatchFactorization, factorize_batch
+from .batch import (
+    BatchFactorization,
+    batch_method,
+    check_batch_values,
+    check_thread_count,
+    factorize_batch,
+)
 from .errors import GraphSolveError, ShapeError
-from .factor import LDLT_SYMMETRY_RTOL, resolve_backend
+from .factor import resolve_backend
 from .matrix import BlockMatrix
 
 __all__ = ["DaskBatchFactorization", "factorize_batch_dask", "solve_batch_dask",
@@ -132,29 +138,12 @@ def _prepare(A, values, method, ordering, analysis, backend):
     """The template checked, ``method`` decided on the whole batch, the analysis made once."""
     if not isinstance(A, BlockMatrix):
         raise GraphSolveError(f"expected a BlockMatrix template, got {type(A).__name__}")
-    if values.ndim != 2 or values.shape[0] == 0 or values.shape[1] != A.data.size:
-        raise ShapeError(f"values must be a non-empty (B, {A.data.size}) array on the "
-                         f"template's layout, got shape {values.shape}")
+    check_batch_values(A, values)
     backend = resolve_backend(backend)
-    if method == "auto":
-        t = A.transpose_index()
-        scale = abs(values).max(axis=1)
-        symmetric = (abs(values - values[:, t]).max(axis=1) <= LDLT_SYMMETRY_RTOL * scale).all()
-        if hasattr(symmetric, "compute"):           # a dask array: one pass over the values
-            symmetric = symmetric.compute()
-        method = "ldlt" if bool(symmetric) else "ldu"
-    elif method not in ("ldu", "ldlt"):
-        raise GraphSolveError(f'unknown method {method!r}; expected "auto", "ldu" or "ldlt"')
+    method = batch_method(A, values, method)
     if analysis is None:
         analysis = analyze(A, ordering)
     return method, analysis, backend
-
-
-def _check_threads(threads):
-    if threads is not None and (isinstance(threads, bool) or not isinstance(
-            threads, (int, np.integer)) or threads < 1):
-        raise GraphSolveError(f"threads must be a positive integer or None, got {threads!r}")
-    return None if threads is None else int(threads)
 
 
 def _check_rhs(b, B: int, N: int):
@@ -354,7 +343,7 @@ def factorize_batch_dask(A: BlockMatrix, values: np.ndarray, *, client=None,
     client = _resolve_client(client)
     values = np.asarray(values, dtype=float)
     method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend)
-    plan = _Plan(A, analysis, method, backend, _check_threads(threads))
+    plan = _Plan(A, analysis, method, backend, check_thread_count(threads, "threads"))
     if chunk is None:
         chunk = _default_chunk(client, values.shape[0])
     bounds = chunk_bounds(values.shape[0], chunk)
@@ -403,7 +392,7 @@ def solve_batch_dask(A: BlockMatrix, values, b, *, client=None, chunk: int | Non
     ------
     As :func:`factorize_batch_dask`.
     """
-    threads = _check_threads(threads)
+    threads = check_thread_count(threads, "threads")
     if hasattr(values, "__dask_graph__") or hasattr(b, "__dask_graph__"):
         return _solve_dask_array(A, values, b, method, ordering, analysis, backend, threads)
     client = _resolve_client(client)
