@@ -15,15 +15,22 @@ schedule; this module holds them as an :class:`Analysis`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 import numpy as np
 
 from .errors import GraphError
-from .graph import _resolve_block_sizes, block_offsets, check_graph, zero_diagonal_nodes
+from .graph import (
+    BlockSizes,
+    _resolve_block_sizes,
+    block_offsets,
+    check_graph,
+    zero_diagonal_nodes,
+)
 from .ordering import ORDERINGS, auto_order, named_order
 from .symbolic import (
     csr_adjacency,
@@ -34,6 +41,9 @@ from .symbolic import (
     update_counts,
     update_lists,
 )
+
+if TYPE_CHECKING:
+    from .matrix import BlockMatrix
 
 __all__ = ["Analysis", "analyze"]
 
@@ -196,13 +206,14 @@ class Analysis:
     def roots(self) -> tuple[int, ...]:
         return tuple(int(v) for v in self.order if self.etree[v] == -1)
 
-    def _by_node(self, ptr, nodes, keep=None) -> tuple[tuple[int, ...], ...]:
-        out = [()] * self.n_nodes
-        nodes = nodes.tolist()
-        keep = None if keep is None else keep.tolist()
+    def _by_node(self, ptr: np.ndarray, nodes: np.ndarray, keep: np.ndarray | None = None
+                 ) -> tuple[tuple[int, ...], ...]:
+        out: list[tuple[int, ...]] = [()] * self.n_nodes
+        node_list = nodes.tolist()
+        kept = None if keep is None else keep.tolist()
         for k, v in enumerate(self.order.tolist()):
             a, b = int(ptr[k]), int(ptr[k + 1])
-            out[v] = tuple(nodes[q] for q in range(a, b) if keep is None or keep[q])
+            out[v] = tuple(node_list[q] for q in range(a, b) if kept is None or kept[q])
         return tuple(out)
 
     @cached_property
@@ -419,8 +430,9 @@ class Analysis:
 
 
 
-def analyze(G_or_A, ordering: str | Sequence[int] = "auto", root: int | None = None,
-            block_sizes=None, zero_diagonal=None) -> Analysis:
+def analyze(G_or_A: nx.Graph | BlockMatrix, ordering: str | Sequence[int] = "auto",
+            root: int | None = None, block_sizes: BlockSizes = None,
+            zero_diagonal: Iterable[int] | None = None) -> Analysis:
     """Symbolic factorization of a block graph (or of a BlockMatrix's graph).
 
     Parameters
@@ -498,7 +510,7 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "auto", root: int | None = N
         n = check_graph(G)
     if G is None:                                  # a BlockMatrix's own layout, checked
         sizes = np.array(block_sizes, dtype=np.int64)
-        zero = frozenset(zero_diagonal)
+        zero = frozenset(zero_diagonal or ())         # set above from the matrix
         if root is not None and not (isinstance(root, (int, np.integer))
                                      and not isinstance(root, bool) and 0 <= root < n):
             raise GraphError(f"root {root!r} is not a node of the graph")
@@ -528,11 +540,11 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "auto", root: int | None = N
             order, deferred, source = named_order(name, n, indptr, indices, sizes, zero, root)
     else:
         name, source = "given", "given by the caller"
-        order = list(ordering)
-        bad = [v for v in order if isinstance(v, bool) or not isinstance(v, (int, np.integer))]
+        given = list(ordering)
+        bad = [v for v in given if isinstance(v, bool) or not isinstance(v, (int, np.integer))]
         if bad:
             raise GraphError(f"ordering entries must be integer node ids; got {bad[0]!r}")
-        order = np.asarray([int(v) for v in order], dtype=np.int64)
+        order = np.asarray([int(v) for v in given], dtype=np.int64)
         if order.size != n or not np.array_equal(np.sort(order), np.arange(n)):
             raise GraphError(f"ordering must be a permutation of 0..{n - 1}; got {order.size} "
                              "entries" + (" with repeats or unknown nodes"
@@ -542,8 +554,10 @@ def analyze(G_or_A, ordering: str | Sequence[int] = "auto", root: int | None = N
                      deferred, zero, root, node_data, source, candidates)
 
 
-def _symbolic(n, edges, indptr, indices, sizes, name, order, deferred, zero, root,
-              node_data, source="", candidates=()) -> Analysis:
+def _symbolic(n: int, edges: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
+              sizes: np.ndarray, name: str, order: np.ndarray, deferred: Sequence[int],
+              zero: frozenset[int], root: int | None, node_data: dict[int, dict[str, Any]],
+              source: str = "", candidates: tuple = ()) -> Analysis:
     """Elimination tree, factor pattern and layout (compiled kernels of
     :mod:`graphsolve.symbolic`); the update schedule is listed on first use
     (:attr:`Analysis.sched_ptr`)."""
@@ -568,7 +582,7 @@ def _symbolic(n, edges, indptr, indices, sizes, name, order, deferred, zero, roo
 
 def _readonly(a: np.ndarray, copy: bool = False) -> np.ndarray:
     """``a`` made read-only; ``copy`` for arrays the caller may share (the others are fresh
-    from the kernels: no copy, which was 15 % of a grid analysis)."""
+    from the kernels and are not copied)."""
     a = np.array(a, copy=True) if copy else np.asarray(a)
     a.flags.writeable = False
     return a

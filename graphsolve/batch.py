@@ -8,7 +8,7 @@ matrix is the numeric work alone: no Python per matrix, no per-matrix analysis.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -142,7 +142,8 @@ class BatchFactorization:
         """Sign and log ``|det|`` of every item, arrays of shape ``(B,)``
         (see :meth:`graphsolve.Factorization.slogdet`)."""
         self._require_valid()
-        return queries.slogdet(self.analysis, self._D)
+        sign, logdet = queries.slogdet(self.analysis, self._D)
+        return np.asarray(sign), np.asarray(logdet)
 
     def inertia(self, tol: float | None = None) -> list[queries.Inertia]:
         """The :class:`~graphsolve.factor_queries.Inertia` of every item (see
@@ -151,7 +152,9 @@ class BatchFactorization:
         if self.method != "ldlt":
             raise GraphSolveError("inertia needs the factors of symmetric matrices: factor the "
                                   "batch with method='ldlt'")
-        return queries.inertia(self.analysis, self._D, tol)
+        result = queries.inertia(self.analysis, self._D, tol)
+        assert isinstance(result, list)                     # a batch: one Inertia per item
+        return result
 
     def _require_valid(self) -> None:
         if not self._valid:
@@ -167,7 +170,8 @@ class BatchFactorization:
 
 
 def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
-                    method: str = "auto", ordering="auto", analysis: Analysis | None = None,
+                    method: str = "auto", ordering: str | Sequence[int] = "auto",
+                    analysis: Analysis | None = None,
                     backend: str = "auto", workers: int | None = None
                     ) -> BatchFactorization:
     """Factor a batch of matrices that share the pattern of ``A``.
@@ -261,7 +265,7 @@ def check_thread_count(value: Any, name: str) -> int | None:
 
 
 @contextmanager
-def _numba_threads(workers: int | None):
+def _numba_threads(workers: int | None) -> Iterator[None]:
     """numba's thread count set to ``workers`` (capped at the pool size) for the block."""
     if workers is None:
         yield

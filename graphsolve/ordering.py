@@ -84,7 +84,8 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _dfs_roots(n, indptr, indices, root, zero) -> np.ndarray:
+def _dfs_roots(n: int, indptr: np.ndarray, indices: np.ndarray, root: int | None,
+               zero: frozenset[int]) -> np.ndarray:
     """One DFS root per connected component, components by their smallest node. The paper
     takes an arbitrary root (2023, §4.1); we take the smallest node whose diagonal block is
     nonzero, so that a KKT tree is rooted at a body and no constraint becomes a leaf."""
@@ -102,7 +103,8 @@ def _dfs_roots(n, indptr, indices, root, zero) -> np.ndarray:
     return roots[np.argsort(first)]
 
 
-def _dfs_order(indptr, indices, roots, preorder: bool) -> np.ndarray:
+def _dfs_order(indptr: np.ndarray, indices: np.ndarray, roots: np.ndarray, preorder: bool
+               ) -> np.ndarray:
     pre, post = dfs_orders(indptr, indices, roots)
     if not preorder:
         return post
@@ -112,8 +114,8 @@ def _dfs_order(indptr, indices, roots, preorder: bool) -> np.ndarray:
                            zip(comp_start, [*comp_start[1:], pre.size], strict=True)])
 
 
-def _defer_zero_pivots(indptr, indices, order, zero: frozenset[int], always: bool
-                       ) -> tuple[np.ndarray, list[int]]:
+def _defer_zero_pivots(indptr: np.ndarray, indices: np.ndarray, order: np.ndarray,
+                       zero: frozenset[int], always: bool) -> tuple[np.ndarray, list[int]]:
     """Move zero-diagonal nodes after their neighbours.
 
     A zero-diagonal node eliminated before any of its neighbours has a zero pivot; in a DFS
@@ -155,7 +157,8 @@ def _defer_zero_pivots(indptr, indices, order, zero: frozenset[int], always: boo
     return new, [int(v) for v in deferred]
 
 
-def _minimum_degree(indptr, indices, sizes: np.ndarray, zero: frozenset[int]) -> np.ndarray:
+def _minimum_degree(indptr: np.ndarray, indices: np.ndarray, sizes: np.ndarray,
+                    zero: frozenset[int]) -> np.ndarray:
     """Greedy minimum (scalar) degree on the block elimination graph, ties by node id.
 
     Zero-diagonal nodes become eligible only once all their original neighbours with a nonzero
@@ -192,7 +195,8 @@ def _minimum_degree(indptr, indices, sizes: np.ndarray, zero: frozenset[int]) ->
     return np.asarray(order, dtype=np.int64)
 
 
-def named_order(name, n, indptr, indices, sizes, zero, root):
+def named_order(name: str, n: int, indptr: np.ndarray, indices: np.ndarray, sizes: np.ndarray,
+                zero: frozenset[int], root: int | None) -> tuple[np.ndarray, list[int], str]:
     """``(order, deferred, source)`` of a named ordering other than ``"auto"``."""
     deferred: list[int] = []
     if name in ("brudigam", "dfs"):
@@ -211,13 +215,13 @@ def named_order(name, n, indptr, indices, sizes, zero, root):
         order = _compiled_minimum_degree(n, indptr, indices, sizes, zero)
         source = "graphsolve minimum degree (exact degrees, block-size weighted)"
     elif name == "amd":
-        order = _suitesparse_amd(n, indptr, indices)
-        if order is None:
+        amd = _suitesparse_amd(n, indptr, indices)
+        if amd is None:
             order = _compiled_minimum_degree(n, indptr, indices, sizes, zero)
             source = ("graphsolve minimum degree (fallback: scikit-sparse, which brings "
                       "SuiteSparse's AMD, is not installed)")
         else:
-            order, deferred = _defer_zero_pivots(indptr, indices, order, zero, always=True)
+            order, deferred = _defer_zero_pivots(indptr, indices, amd, zero, always=True)
             source = "SuiteSparse AMD through CHOLMOD (scikit-sparse)"
     elif name == "nd":
         order = weighted_postorder(indptr, indices,
@@ -229,7 +233,9 @@ def named_order(name, n, indptr, indices, sizes, zero, root):
     return np.asarray(order, np.int64), deferred, source
 
 
-def auto_order(n, indptr, indices, sizes, zero, root, n_edges):
+def auto_order(n: int, indptr: np.ndarray, indices: np.ndarray, sizes: np.ndarray,
+               zero: frozenset[int], root: int | None, n_edges: int
+               ) -> tuple[str, np.ndarray, list[int], str, tuple[tuple[str, int, float], ...]]:
     """The cheapest of :data:`AUTO_CANDIDATES` by LDU factor + one-solve flops
     (:func:`~graphsolve.symbolic.elimination_counts`); on equal flops the earlier candidate of
     :data:`AUTO_CANDIDATES` wins.
@@ -249,10 +255,12 @@ def auto_order(n, indptr, indices, sizes, zero, root, n_edges):
     forest = forest and bool(np.all(sizes == sizes[0]))   # mixed sizes: direction matters
     rank = {name: r for r, name in enumerate(AUTO_CANDIDATES)}
     names = ["brudigam"] if forest else ["amd", *(c for c in AUTO_CANDIDATES if c != "amd")]
-    best = None                     # (cost, rank, name, order, deferred, source, flu, sol)
+    # (cost, rank, name, order, deferred, source, flu, sol) of the cheapest so far
+    best: tuple[float, int, str, np.ndarray, list[int], str, float, float] | None = None
     counted = {}
     for name in names:
-        if name == "nd" and not _dense_factor(n, indptr, indices, sizes, best[6], best[7]):
+        if name == "nd" and (best is None
+                             or not _dense_factor(n, indptr, indices, sizes, best[6], best[7])):
             continue
         order, deferred, source = named_order(name, n, indptr, indices, sizes, zero, root)
         limit = np.inf if best is None else best[0]
@@ -261,12 +269,14 @@ def auto_order(n, indptr, indices, sizes, zero, root, n_edges):
         cand = (flu + sol, rank[name], name, order, deferred, source, flu, sol)
         if pairs >= 0 and (best is None or cand[:2] < best[:2]):
             best = cand
+    assert best is not None                 # the first candidate is counted without a limit
     _, _, name, order, deferred, source, _, _ = best
     return name, order, deferred, source, tuple(counted[c] for c in AUTO_CANDIDATES
                                                 if c in counted)
 
 
-def _dense_factor(n, indptr, indices, sizes, flu, sol) -> bool:
+def _dense_factor(n: int, indptr: np.ndarray, indices: np.ndarray, sizes: np.ndarray,
+                  flu: float, sol: float) -> bool:
     """CHOLMOD's test for trying METIS after AMD, on scalar counts: flops per factor entry
     and factor entries per matrix entry (lower triangles with the diagonal) both high."""
     diag = float(np.sum(sizes * sizes))
@@ -276,7 +286,8 @@ def _dense_factor(n, indptr, indices, sizes, flu, sol) -> bool:
     return flu / lnz >= ND_MIN_FLOPS_PER_ENTRY and lnz / (diag + lower) >= ND_MIN_FILL_RATIO
 
 
-def _cuthill_mckee_dfs(n, indptr, indices, root, zero) -> np.ndarray:
+def _cuthill_mckee_dfs(n: int, indptr: np.ndarray, indices: np.ndarray, root: int | None,
+                       zero: frozenset[int]) -> np.ndarray:
     """Brüdigam's DFS post-order with the two choices the paper leaves open (2023, §4.1: the
     root and the order in which a node's neighbours are visited) taken from a Cuthill-McKee
     ordering (SciPy's reverse Cuthill-McKee, reversed) instead of the node ids.
@@ -305,13 +316,14 @@ def _cuthill_mckee_dfs(n, indptr, indices, root, zero) -> np.ndarray:
     return cm[_dfs_order(r_indptr, r_indices, roots, preorder=False)]
 
 
-def _compiled_minimum_degree(n, indptr, indices, sizes, zero) -> np.ndarray:
+def _compiled_minimum_degree(n: int, indptr: np.ndarray, indices: np.ndarray,
+                             sizes: np.ndarray, zero: frozenset[int]) -> np.ndarray:
     mask = np.zeros(n, bool)
     mask[list(zero)] = True
     return minimum_degree(indptr, indices, sizes.astype(np.int64), mask)
 
 
-def _suitesparse_amd(n, indptr, indices) -> np.ndarray | None:
+def _suitesparse_amd(n: int, indptr: np.ndarray, indices: np.ndarray) -> np.ndarray | None:
     """SuiteSparse's approximate minimum degree (Amestoy, Davis & Duff 1996) of the node graph,
     through CHOLMOD's analysis (scikit-sparse; CHOLMOD postorders it by its elimination tree,
     which keeps the fill); None if scikit-sparse is not installed."""
@@ -330,7 +342,8 @@ def _suitesparse_amd(n, indptr, indices) -> np.ndarray | None:
     return np.asarray(factor.P(), dtype=np.int64)
 
 
-def _metis_nested_dissection(n, indptr, indices, sizes) -> np.ndarray:
+def _metis_nested_dissection(n: int, indptr: np.ndarray, indices: np.ndarray,
+                             sizes: np.ndarray) -> np.ndarray:
     """METIS's multilevel nested dissection (``METIS_NodeND``, Karypis & Kumar 1998) of the
     node graph with block sizes as vertex weights (``pymetis``): separators last. A factor of
     at least :data:`ND_RESEED_MIN_FLOPS` flops is worth more tries: METIS runs again with the
@@ -344,7 +357,7 @@ def _metis_nested_dissection(n, indptr, indices, sizes) -> np.ndarray:
     graph = pymetis.CSRAdjacency(indptr, indices)
     weights = sizes.astype(np.int64)
 
-    def run(seed):
+    def run(seed: int | None) -> np.ndarray:
         options = pymetis.Options() if seed is None else pymetis.Options(seed=seed)
         perm, _ = pymetis.nested_dissection(graph, vweights=weights, options=options)
         return np.asarray(perm, dtype=np.int64)
