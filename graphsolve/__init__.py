@@ -13,6 +13,7 @@ Two levels of API::
 from importlib import metadata as _metadata
 
 from . import dense, distributed, generators
+from .analysis import Analysis, analyze
 from .batch import BatchFactorization, factorize_batch
 from .constraints import ConstraintSolution, ConstraintSystem, InfeasibleConstraintsError
 from .errors import (
@@ -27,7 +28,7 @@ from .errors import (
 )
 from .factor import Factorization, allocate, factorize, factorized, solve
 from .matrix import BlockMatrix, random_block_matrix
-from .ordering import ORDERINGS, Analysis, analyze
+from .ordering import ORDERINGS
 
 # The version is written once, in pyproject.toml; the installed package's metadata carries it.
 try:

@@ -8,17 +8,18 @@ matrix is the numeric work alone: no Python per matrix, no per-matrix analysis.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
 from . import factor_queries as queries
+from .analysis import Analysis, analyze
 from .errors import GraphSolveError, NonFiniteError, ShapeError, SingularBlockError
 from .factor import LDLT_SYMMETRY_RTOL, GatherMap, resolve_backend
 from .kernels import KERNELS
 from .matrix import BlockMatrix
-from .ordering import Analysis, analyze
 
 __all__ = ["BatchFactorization", "factorize_batch"]
 
@@ -141,7 +142,8 @@ class BatchFactorization:
         """Sign and log ``|det|`` of every item, arrays of shape ``(B,)``
         (see :meth:`graphsolve.Factorization.slogdet`)."""
         self._require_valid()
-        return queries.slogdet(self.analysis, self._D)
+        sign, logdet = queries.slogdet(self.analysis, self._D)
+        return np.asarray(sign), np.asarray(logdet)
 
     def inertia(self, tol: float | None = None) -> list[queries.Inertia]:
         """The :class:`~graphsolve.factor_queries.Inertia` of every item (see
@@ -150,7 +152,9 @@ class BatchFactorization:
         if self.method != "ldlt":
             raise GraphSolveError("inertia needs the factors of symmetric matrices: factor the "
                                   "batch with method='ldlt'")
-        return queries.inertia(self.analysis, self._D, tol)
+        result = queries.inertia(self.analysis, self._D, tol)
+        assert isinstance(result, list)                     # a batch: one Inertia per item
+        return result
 
     def _require_valid(self) -> None:
         if not self._valid:
@@ -166,7 +170,8 @@ class BatchFactorization:
 
 
 def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
-                    method: str = "auto", ordering="auto", analysis: Analysis | None = None,
+                    method: str = "auto", ordering: str | Sequence[int] = "auto",
+                    analysis: Analysis | None = None,
                     backend: str = "auto", workers: int | None = None
                     ) -> BatchFactorization:
     """Factor a batch of matrices that share the pattern of ``A``.
@@ -215,29 +220,52 @@ def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
                 raise ShapeError(f"batch item {k} is not a BlockMatrix on the template's "
                                  "graph and block sizes")
         values = np.stack([M.data for M in mats]) if mats else np.empty((0, A.data.size))
-    if values.ndim != 2 or values.shape[0] == 0 or values.shape[1] != A.data.size:
-        raise ShapeError(f"values must be a non-empty (B, {A.data.size}) array on the "
-                         f"template's layout, got shape {values.shape}")
+    check_batch_values(A, values)
     backend = resolve_backend(backend)
-    if method == "auto":
-        t = A.transpose_index()
-        scale = np.max(np.abs(values), axis=1)
-        method = "ldlt" if np.all(np.max(np.abs(values - values[:, t]), axis=1)
-                                  <= LDLT_SYMMETRY_RTOL * scale) else "ldu"
-    elif method not in ("ldu", "ldlt"):
-        raise GraphSolveError(f'unknown method {method!r}; expected "auto", "ldu" or "ldlt"')
+    method = batch_method(A, values, method)
+    workers = check_thread_count(workers, "workers")
     if analysis is None:
         analysis = analyze(A, ordering)
-    if workers is not None and (isinstance(workers, bool) or not isinstance(
-            workers, (int, np.integer)) or workers < 1):
-        raise GraphSolveError(f"workers must be a positive integer or None, got {workers!r}")
     F = BatchFactorization(A, analysis, method, backend)
-    F.workers = None if workers is None else int(workers)
+    F.workers = workers
     return F.refactor(values)
 
 
+# The checks and the choice of method that factorize_batch and graphsolve.distributed share
+# (there on the whole batch, before it is split into chunks; values may be a dask array).
+def check_batch_values(A: BlockMatrix, values: Any) -> None:
+    """``values`` is a non-empty ``(B, len(A.data))`` array on the template's layout."""
+    if values.ndim != 2 or values.shape[0] == 0 or values.shape[1] != A.data.size:
+        raise ShapeError(f"values must be a non-empty (B, {A.data.size}) array on the "
+                         f"template's layout, got shape {values.shape}")
+
+
+def batch_method(A: BlockMatrix, values: Any, method: str) -> str:
+    """``method`` checked; ``"auto"`` decided on the whole batch: ``"ldlt"`` when every item
+    is symmetric to a relative :data:`~graphsolve.factor.LDLT_SYMMETRY_RTOL`, else ``"ldu"``.
+    ``values`` is a NumPy or a dask array (then computed in one pass)."""
+    if method not in ("auto", "ldu", "ldlt"):
+        raise GraphSolveError(f'unknown method {method!r}; expected "auto", "ldu" or "ldlt"')
+    if method != "auto":
+        return method
+    t = A.transpose_index()
+    scale = abs(values).max(axis=1)
+    symmetric = (abs(values - values[:, t]).max(axis=1) <= LDLT_SYMMETRY_RTOL * scale).all()
+    if hasattr(symmetric, "compute"):               # a dask array
+        symmetric = symmetric.compute()
+    return "ldlt" if bool(symmetric) else "ldu"
+
+
+def check_thread_count(value: Any, name: str) -> int | None:
+    """A positive integer or None (numba's current setting), as an ``int``."""
+    if value is not None and (isinstance(value, bool) or not isinstance(
+            value, (int, np.integer)) or value < 1):
+        raise GraphSolveError(f"{name} must be a positive integer or None, got {value!r}")
+    return None if value is None else int(value)
+
+
 @contextmanager
-def _numba_threads(workers: int | None):
+def _numba_threads(workers: int | None) -> Iterator[None]:
     """numba's thread count set to ``workers`` (capped at the pool size) for the block."""
     if workers is None:
         yield

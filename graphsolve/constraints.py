@@ -25,22 +25,26 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any, TypeAlias, cast
 
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from numpy.typing import ArrayLike
 
+from .analysis import Analysis, analyze
 from .errors import GraphError, GraphSolveError, NonFiniteError, ShapeError, SingularBlockError
 from .factor import Factorization, factorize
 from .lcp import AuxiliaryFactor, DependentRowsError, InfeasibleLCPError
 from .matrix import BlockMatrix
-from .ordering import Analysis, analyze
 
 __all__ = ["ConstraintSystem", "Constraint", "ConstraintSolution", "ConstraintOps",
            "InfeasibleConstraintsError"]
 
 KINDS = ("equality", "inequality")
+#: External forces: one array per body, or one flat array of all of them.
+Forces: TypeAlias = "ArrayLike | Sequence[ArrayLike]"
 METHODS = ("auto", "workless", "general")
 
 
@@ -127,7 +131,7 @@ class ConstraintSolution:
     ops: ConstraintOps
     method: str
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.acceleration_vector.flags.writeable = False
         self.multiplier_vector.flags.writeable = False
 
@@ -244,8 +248,10 @@ class ConstraintSystem:
         return len(self.masses)
 
     # ------------------------------------------------------------------ building
-    def add_constraint(self, bodies, jacobians, rhs, kind: str = "equality",
-                       force_directions=None) -> int:
+    def add_constraint(self, bodies: int | Sequence[int],
+                       jacobians: ArrayLike | Sequence[ArrayLike], rhs: ArrayLike,
+                       kind: str = "equality",
+                       force_directions: Sequence[ArrayLike] | None = None) -> int:
         """Add ``Σ_b J_b v̇_b + c = 0`` (``kind="equality"``) or ``≥ 0`` (``"inequality"``).
 
         Parameters
@@ -278,24 +284,26 @@ class ConstraintSystem:
         idx = len(self.constraints)
         if kind not in KINDS:
             raise GraphError(f"constraint {idx}: unknown kind {kind!r}; expected {KINDS}")
-        bodies = (bodies,) if np.isscalar(bodies) else tuple(bodies)
-        if not bodies:
+        listed: tuple[Any, ...] = ((bodies,) if np.isscalar(bodies)
+                                   else tuple(cast(Sequence[int], bodies)))
+        if not listed:
             raise GraphError(f"constraint {idx} acts on no body")
-        for b in bodies:
+        for b in listed:
             if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or not (
                     0 <= b < self.n_bodies):
                 raise GraphError(f"constraint {idx}: body {b!r} is out of range (the system has "
                                  f"{self.n_bodies} bodies, 0..{self.n_bodies - 1})")
-        if len(set(bodies)) != len(bodies):
-            raise GraphError(f"constraint {idx}: body listed twice in {bodies}")
-        bodies = tuple(int(b) for b in bodies)
-        if len(bodies) == 1:                      # a bare block instead of a list of one
+        if len(set(listed)) != len(listed):
+            raise GraphError(f"constraint {idx}: body listed twice in {listed}")
+        body_ids = tuple(int(b) for b in listed)
+        per_body: Sequence[Any] = cast(Sequence[Any], jacobians)
+        if len(body_ids) == 1:                      # a bare block instead of a list of one
             try:
                 if np.asarray(jacobians, dtype=float).ndim in (1, 2):
-                    jacobians = [jacobians]
+                    per_body = [jacobians]
             except ValueError:
                 pass
-        blocks = self._blocks(idx, bodies, jacobians, "Jacobian")
+        blocks = self._blocks(idx, body_ids, per_body, "Jacobian")
         m = blocks[0].shape[0]
         c = np.atleast_1d(np.array(rhs, dtype=float)).ravel()
         if c.size == 1 and m > 1 and np.ndim(rhs) == 0:
@@ -306,15 +314,16 @@ class ConstraintSystem:
             raise NonFiniteError(f"constraint {idx}: rhs contains NaN or inf")
         c.flags.writeable = False
         forces = blocks if force_directions is None else self._blocks(
-            idx, bodies, force_directions, "force direction")
+            idx, body_ids, force_directions, "force direction")
         if any(f.shape[0] != m for f in forces):
             raise ShapeError(f"constraint {idx}: force directions must have {m} rows")
         workless = all(np.array_equal(f, j) for f, j in zip(forces, blocks, strict=True))
-        self.constraints.append(Constraint(bodies, blocks, c, kind, forces, workless))
+        self.constraints.append(Constraint(body_ids, blocks, c, kind, forces, workless))
         self._sym = None
         return idx
 
-    def _blocks(self, idx, bodies, arrays, what) -> tuple[np.ndarray, ...]:
+    def _blocks(self, idx: int, bodies: tuple[int, ...], arrays: Iterable[ArrayLike], what: str
+                ) -> tuple[np.ndarray, ...]:
         arrays = list(arrays)
         if len(arrays) != len(bodies):
             raise ShapeError(f"constraint {idx}: {len(arrays)} {what} blocks for "
@@ -415,7 +424,7 @@ class ConstraintSystem:
                                       [x.rows for x in cons]).astype(bool))
         return self._sym
 
-    def _assemble(self, indices) -> tuple[sp.csr_array, sp.csr_array, np.ndarray]:
+    def _assemble(self, indices: Iterable[int]) -> tuple[sp.csr_array, sp.csr_array, np.ndarray]:
         """``J`` (rows of the given constraints × n_v), ``K`` (n_v × rows), row offsets."""
         rows, cols, jv, kv, ptr = [], [], [], [], [0]
         for ci in indices:
@@ -432,9 +441,9 @@ class ConstraintSystem:
         def cat(parts: list) -> np.ndarray:
             return np.concatenate(parts) if parts else np.zeros(0)
 
-        r, cc = cat(rows).astype(np.int64), cat(cols).astype(np.int64)
-        J = sp.csr_array((cat(jv), (r, cc)), shape=(ptr[-1], nv))
-        K = sp.csr_array((cat(kv), (cc, r)), shape=(nv, ptr[-1]))
+        row_idx, col_idx = cat(rows).astype(np.int64), cat(cols).astype(np.int64)
+        J = sp.csr_array((cat(jv), (row_idx, col_idx)), shape=(ptr[-1], nv))
+        K = sp.csr_array((cat(kv), (col_idx, row_idx)), shape=(nv, ptr[-1]))
         row_ptr = np.asarray(ptr, dtype=np.int64)
         row_ptr.flags.writeable = False
         return J, K, row_ptr
@@ -539,7 +548,7 @@ class ConstraintSystem:
         err.constraint = ci
         return err
 
-    def solve(self, f_ext, method: str | None = None, residuals: bool = True
+    def solve(self, f_ext: Forces, method: str | None = None, residuals: bool = True
               ) -> ConstraintSolution:
         """Accelerations and multipliers for external forces ``f_ext`` (one array per body, or
         one flat array of all of them).
@@ -597,15 +606,15 @@ class ConstraintSystem:
             ops=ConstraintOps(**sym.ops, primary_solves=solves, lcp_pivots=pivots),
             method=sym.method)
 
-    def _forces(self, f_ext) -> np.ndarray:
+    def _forces(self, f_ext: Forces) -> np.ndarray:
         nv = int(self.body_offsets[-1])
         if isinstance(f_ext, np.ndarray) and f_ext.shape == (nv,) and f_ext.dtype != object:
             f = f_ext.astype(float)
         else:
-            f_ext = list(f_ext)
-            if len(f_ext) != self.n_bodies:
-                raise ShapeError(f"f_ext has {len(f_ext)} entries for {self.n_bodies} bodies")
-            out = [np.asarray(fb, dtype=float) for fb in f_ext]
+            per_body = list(cast(Iterable[ArrayLike], f_ext))
+            if len(per_body) != self.n_bodies:
+                raise ShapeError(f"f_ext has {len(per_body)} entries for {self.n_bodies} bodies")
+            out = [np.asarray(fb, dtype=float) for fb in per_body]
             for b, fb in enumerate(out):
                 if fb.shape != (self.body_sizes[b],):
                     raise ShapeError(f"force on body {b} has shape {fb.shape}, expected "
@@ -617,7 +626,8 @@ class ConstraintSystem:
             raise NonFiniteError(f"force on body {b} contains NaN or inf")
         return f
 
-    def _residuals(self, sym: _Symbolic, vdot, lam, f) -> dict:
+    def _residuals(self, sym: _Symbolic, vdot: np.ndarray, lam: np.ndarray, f: np.ndarray
+                   ) -> dict[str, float]:
         a = sym.J @ vdot + sym.c
         ineq = sym.inequality_rows
         return {"dynamics": float(np.max(np.abs(sym.M @ vdot - sym.K @ lam - f))),
@@ -627,7 +637,7 @@ class ConstraintSystem:
                 "complementarity": float(np.max(np.abs(a[ineq] * lam[ineq]), initial=0.0))}
 
     # ------------------------------------------------------------------ oracles' inputs
-    def kkt(self, f_ext) -> tuple[sp.csr_array, np.ndarray]:
+    def kkt(self, f_ext: Forces) -> tuple[sp.csr_array, np.ndarray]:
         """``(S, b)``: the full KKT system ``S [v̇; −λ] = b = [F; −c]`` of :meth:`kkt_matrix`
         (an assembly of the inputs for oracles and benchmarks; it solves nothing)."""
         return self.kkt_matrix(), np.concatenate([self._forces(f_ext), -self._symbolic().c])

@@ -46,14 +46,27 @@ import math
 import re
 import uuid
 from collections import defaultdict
+from collections.abc import Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .batch import BatchFactorization, factorize_batch
+from .analysis import Analysis, analyze
+from .batch import (
+    BatchFactorization,
+    batch_method,
+    check_batch_values,
+    check_thread_count,
+    factorize_batch,
+)
 from .errors import GraphSolveError, ShapeError
-from .factor import LDLT_SYMMETRY_RTOL, resolve_backend
+from .factor import resolve_backend
 from .matrix import BlockMatrix
-from .ordering import Analysis, analyze
+
+if TYPE_CHECKING:
+    import dask.array
+    from distributed import Client, Future
 
 __all__ = ["DaskBatchFactorization", "factorize_batch_dask", "solve_batch_dask",
            "chunk_bounds"]
@@ -62,7 +75,7 @@ __all__ = ["DaskBatchFactorization", "factorize_batch_dask", "solve_batch_dask",
 INSTALL = "pip install graphsolve[dask]"
 
 
-def _require_distributed():
+def _require_distributed() -> ModuleType:
     try:
         import distributed
     except ImportError as exc:                      # pragma: no cover - the environment's
@@ -71,7 +84,7 @@ def _require_distributed():
     return distributed
 
 
-def _resolve_client(client):
+def _resolve_client(client: Client | None) -> Client:
     """``client``, or the current default ``distributed`` client."""
     distributed = _require_distributed()
     if client is not None:
@@ -95,7 +108,7 @@ def chunk_bounds(batch_size: int, chunk: int) -> list[tuple[int, int]]:
     return [(s, min(s + int(chunk), batch_size)) for s in range(0, batch_size, int(chunk))]
 
 
-def _default_chunk(client, batch_size: int) -> int:
+def _default_chunk(client: Client, batch_size: int) -> int:
     """Four chunks per worker thread (load balance without many small tasks)."""
     threads = max(1, sum(client.nthreads().values()))
     return max(1, math.ceil(batch_size / (4 * threads)))
@@ -128,36 +141,21 @@ def _shifted(exc: GraphSolveError, start: int) -> GraphSolveError:
     return new
 
 
-def _prepare(A, values, method, ordering, analysis, backend):
+def _prepare(A: BlockMatrix, values: np.ndarray | dask.array.Array, method: str,
+             ordering: str | Sequence[int], analysis: Analysis | None, backend: str
+             ) -> tuple[str, Analysis, str]:
     """The template checked, ``method`` decided on the whole batch, the analysis made once."""
     if not isinstance(A, BlockMatrix):
         raise GraphSolveError(f"expected a BlockMatrix template, got {type(A).__name__}")
-    if values.ndim != 2 or values.shape[0] == 0 or values.shape[1] != A.data.size:
-        raise ShapeError(f"values must be a non-empty (B, {A.data.size}) array on the "
-                         f"template's layout, got shape {values.shape}")
+    check_batch_values(A, values)
     backend = resolve_backend(backend)
-    if method == "auto":
-        t = A.transpose_index()
-        scale = abs(values).max(axis=1)
-        symmetric = (abs(values - values[:, t]).max(axis=1) <= LDLT_SYMMETRY_RTOL * scale).all()
-        if hasattr(symmetric, "compute"):           # a dask array: one pass over the values
-            symmetric = symmetric.compute()
-        method = "ldlt" if bool(symmetric) else "ldu"
-    elif method not in ("ldu", "ldlt"):
-        raise GraphSolveError(f'unknown method {method!r}; expected "auto", "ldu" or "ldlt"')
+    method = batch_method(A, values, method)
     if analysis is None:
         analysis = analyze(A, ordering)
     return method, analysis, backend
 
 
-def _check_threads(threads):
-    if threads is not None and (isinstance(threads, bool) or not isinstance(
-            threads, (int, np.integer)) or threads < 1):
-        raise GraphSolveError(f"threads must be a positive integer or None, got {threads!r}")
-    return None if threads is None else int(threads)
-
-
-def _check_rhs(b, B: int, N: int):
+def _check_rhs(b: np.ndarray | dask.array.Array, B: int, N: int) -> None:
     if b.ndim not in (2, 3) or tuple(b.shape[:2]) != (B, N):
         raise ShapeError(f"b has shape {b.shape}; expected ({B}, {N}) or ({B}, {N}, k)")
 
@@ -186,7 +184,7 @@ def _block_task(values: np.ndarray, b: np.ndarray, items: np.ndarray, plan: _Pla
     return plan.factor(values, int(items[0])).solve(b)
 
 
-def _locations(client, futures) -> list[str] | None:
+def _locations(client: Client, futures: list[Future]) -> list[str] | None:
     """The worker holding each future's data (None when the scheduler does not say)."""
     try:
         who = client.who_has(futures)
@@ -195,7 +193,8 @@ def _locations(client, futures) -> list[str] | None:
         return None
 
 
-def _scatter_chunks(client, arrays, bounds, workers=None):
+def _scatter_chunks(client: Client, arrays: np.ndarray, bounds: list[tuple[int, int]],
+                    workers: list[str] | None = None) -> list[Future]:
     """Futures of ``arrays[start:stop]`` for every chunk, sent to the workers directly (spread
     over them, or chunk ``i`` to ``workers[i]``)."""
     if workers is None:
@@ -203,7 +202,7 @@ def _scatter_chunks(client, arrays, bounds, workers=None):
     by_worker = defaultdict(list)
     for i, w in enumerate(workers):
         by_worker[w].append(i)
-    out = [None] * len(bounds)
+    out: list[Any] = [None] * len(bounds)
     for w, idx in by_worker.items():
         futs = client.scatter([arrays[slice(*bounds[i])] for i in idx], workers=[w],
                               hash=False)
@@ -235,9 +234,11 @@ class DaskBatchFactorization:
         here).
     """
 
-    def __init__(self, client, plan, plan_future, bounds, futures):
+    def __init__(self, client: Client, plan: _Plan, plan_future: Future,
+                 bounds: Sequence[tuple[int, int]], futures: Sequence[Future]):
         self.client = client
-        self._plan, self._plan_future = plan, plan_future
+        self._plan = plan
+        self._plan_future: Future | None = plan_future
         self.analysis, self.method, self.backend = plan.analysis, plan.method, plan.backend
         self.bounds = list(bounds)
         self.futures = list(futures)
@@ -307,7 +308,7 @@ class DaskBatchFactorization:
     def __enter__(self) -> DaskBatchFactorization:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
     def __repr__(self) -> str:
@@ -315,8 +316,9 @@ class DaskBatchFactorization:
                 f"chunks={len(self.bounds)}, N={self.analysis.N})")
 
 
-def factorize_batch_dask(A: BlockMatrix, values: np.ndarray, *, client=None,
-                         chunk: int | None = None, method: str = "auto", ordering="auto",
+def factorize_batch_dask(A: BlockMatrix, values: np.ndarray, *, client: Client | None = None,
+                         chunk: int | None = None, method: str = "auto",
+                         ordering: str | Sequence[int] = "auto",
                          analysis: Analysis | None = None, backend: str = "auto",
                          threads: int | None = 1) -> DaskBatchFactorization:
     """Factor a batch of matrices sharing the pattern of ``A`` on a Dask cluster, the factors
@@ -354,7 +356,7 @@ def factorize_batch_dask(A: BlockMatrix, values: np.ndarray, *, client=None,
     client = _resolve_client(client)
     values = np.asarray(values, dtype=float)
     method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend)
-    plan = _Plan(A, analysis, method, backend, _check_threads(threads))
+    plan = _Plan(A, analysis, method, backend, check_thread_count(threads, "threads"))
     if chunk is None:
         chunk = _default_chunk(client, values.shape[0])
     bounds = chunk_bounds(values.shape[0], chunk)
@@ -372,9 +374,12 @@ def factorize_batch_dask(A: BlockMatrix, values: np.ndarray, *, client=None,
     return DaskBatchFactorization(client, plan, plan_future, bounds, futures)
 
 
-def solve_batch_dask(A: BlockMatrix, values, b, *, client=None, chunk: int | None = None,
-                     method: str = "auto", ordering="auto", analysis: Analysis | None = None,
-                     backend: str = "auto", threads: int | None = 1):
+def solve_batch_dask(A: BlockMatrix, values: np.ndarray | dask.array.Array,
+                     b: np.ndarray | dask.array.Array, *, client: Client | None = None,
+                     chunk: int | None = None, method: str = "auto",
+                     ordering: str | Sequence[int] = "auto", analysis: Analysis | None = None,
+                     backend: str = "auto", threads: int | None = 1
+                     ) -> np.ndarray | dask.array.Array:
     """Factor and solve a batch of same-pattern systems on a Dask cluster, one pass per chunk:
     ``x[k]`` solves ``A.with_data(values[k]) x = b[k]``.
 
@@ -403,7 +408,7 @@ def solve_batch_dask(A: BlockMatrix, values, b, *, client=None, chunk: int | Non
     ------
     As :func:`factorize_batch_dask`.
     """
-    threads = _check_threads(threads)
+    threads = check_thread_count(threads, "threads")
     if hasattr(values, "__dask_graph__") or hasattr(b, "__dask_graph__"):
         return _solve_dask_array(A, values, b, method, ordering, analysis, backend, threads)
     client = _resolve_client(client)
@@ -427,7 +432,9 @@ def solve_batch_dask(A: BlockMatrix, values, b, *, client=None, chunk: int | Non
         plan_future.release()
 
 
-def _solve_dask_array(A, values, b, method, ordering, analysis, backend, threads):
+def _solve_dask_array(A: BlockMatrix, values: Any, b: Any, method: str,
+                      ordering: str | Sequence[int], analysis: Analysis | None, backend: str,
+                      threads: int | None) -> dask.array.Array:
     import dask
     import dask.array as da
 

@@ -8,21 +8,27 @@ analysis laid out (one vectorized gather), runs a kernel, and returns a :class:`
 from __future__ import annotations
 
 import mmap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias, cast
 
+import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from numpy.typing import ArrayLike
 
 from . import factor_queries as queries
+from .analysis import Analysis, analyze
 from .errors import GraphSolveError, NonFiniteError, PatternError, ShapeError, SingularBlockError
 from .factor_queries import SYSTEMS, Inertia, partial_solve
 from .kernels import KERNELS, assembly
 from .kernels.reference import PIVOT_RTOL
 from .matrix import BlockMatrix, _check_dtype, block_coordinates
-from .ordering import Analysis, analyze
 
 __all__ = ["Factorization", "allocate", "factorize", "solve", "factorized", "GatherMap", "BACKENDS"]
+
+#: A scipy.sparse matrix or array (a right-hand side or solution in sparse format).
+SparseMatrix: TypeAlias = "sp.spmatrix | sp.sparray"
 
 #: The backends that ship ("auto" picks "compiled" when numba is available); backends added
 #: with :func:`graphsolve.kernels.register_backend` are accepted by name as well.
@@ -212,7 +218,8 @@ class Factorization:
         self._implicit_state = self._implicit
 
     # ------------------------------------------------------------------ solves
-    def solve(self, b: np.ndarray, system: str = "A", trans: str = "N") -> np.ndarray:
+    def solve(self, b: ArrayLike | SparseMatrix, system: str = "A", trans: str = "N"
+              ) -> np.ndarray | SparseMatrix:
         """Solve ``A x = b`` (or one factor's system) for ``b`` of shape ``(N,)`` or ``(N, k)``;
         returns ``x`` like ``b``.
 
@@ -266,9 +273,10 @@ class Factorization:
         self._require_valid()
         N = self.analysis.N
         if sp.issparse(b):                  # like spsolve: a sparse b gives a sparse x
-            if b.shape[0] != N:
-                raise ShapeError(f"b has shape {b.shape}; expected ({N},) or ({N}, k)")
-            return type(b)(self.solve(b.toarray(), system, trans))  # type: ignore[attr-defined]
+            sb = cast(Any, b)
+            if sb.shape[0] != N:
+                raise ShapeError(f"b has shape {sb.shape}; expected ({N},) or ({N}, k)")
+            return type(sb)(self.solve(sb.toarray(), system, trans))
         b = np.asarray(b)
         _check_dtype(b.dtype, "b")
         if b.ndim not in (1, 2) or b.shape[0] != N:
@@ -295,7 +303,7 @@ class Factorization:
         ``rmatmat`` apply ``A⁻ᵀ``)."""
         N = self.analysis.N
 
-        def transposed(b):
+        def transposed(b: np.ndarray) -> np.ndarray:
             return self.solve(b, trans="T")
 
         return spla.LinearOperator((N, N), matvec=self.solve, matmat=self.solve, dtype=float,
@@ -317,7 +325,8 @@ class Factorization:
         True
         """
         self._require_valid()
-        return queries.slogdet(self.analysis, self._D)
+        sign, logdet = queries.slogdet(self.analysis, self._D)
+        return float(sign), float(logdet)
 
     def inertia(self, tol: float | None = None) -> Inertia:
         """Numbers of positive, negative and zero eigenvalues of the symmetric ``A``
@@ -348,7 +357,9 @@ class Factorization:
         self._require_valid()
         if self.method == "ldu":
             self._require_symmetric_factor()
-        return queries.inertia(self.analysis, self._D, tol)
+        result = queries.inertia(self.analysis, self._D, tol)
+        assert isinstance(result, Inertia)                  # one factor: one Inertia
+        return result
 
     def _require_symmetric_factor(self) -> None:
         L, U = self.L, self.U
@@ -480,7 +491,7 @@ def allocate(analysis: Analysis, method: str = "ldu", backend: str = "compiled",
     return Factorization(analysis, method, resolve_backend(backend), pivot_rtol)
 
 
-def factorize(A: BlockMatrix, method: str = "auto", ordering="auto",
+def factorize(A: BlockMatrix, method: str = "auto", ordering: str | Sequence[int] = "auto",
               analysis: Analysis | None = None, backend: str = "auto",
               root: int | None = None, pivot_rtol: float = PIVOT_RTOL) -> Factorization:
     """Factor a block matrix in the order of its graph.
@@ -558,7 +569,8 @@ def factorize(A: BlockMatrix, method: str = "auto", ordering="auto",
     return F.refactor(A)
 
 
-def solve(A: BlockMatrix, b: np.ndarray, **kwargs) -> np.ndarray:
+def solve(A: BlockMatrix, b: ArrayLike | SparseMatrix, **kwargs: Any
+          ) -> np.ndarray | SparseMatrix:
     """One-shot ``A x = b``: :func:`factorize` (same keywords) then ``solve``.
 
     Examples
@@ -572,7 +584,9 @@ def solve(A: BlockMatrix, b: np.ndarray, **kwargs) -> np.ndarray:
     return factorize(A, **kwargs).solve(b)
 
 
-def factorized(S, block_sizes=None, graph=None, **kwargs) -> Callable[[np.ndarray], np.ndarray]:
+def factorized(S: BlockMatrix | SparseMatrix | ArrayLike,
+               block_sizes: Sequence[int] | int | None = None, graph: nx.Graph | None = None,
+               **kwargs: Any) -> Callable[..., np.ndarray | SparseMatrix]:
     """``scipy.sparse.linalg.factorized`` look-alike: factor ``S`` once, return ``solve(b)``.
 
     ``S`` is a :class:`BlockMatrix` (``block_sizes`` and ``graph`` must then be None), or a

@@ -28,12 +28,16 @@ once per factorization): about three times the work of the fused block solve
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import scipy.sparse.linalg as spla
 
 from .errors import GraphSolveError
+
+if TYPE_CHECKING:
+    from .analysis import Analysis
+    from .factor import Factorization
 
 __all__ = ["Inertia", "SYSTEMS", "pivot_blocks", "slogdet", "inertia", "partial_solve"]
 
@@ -49,7 +53,7 @@ class Inertia(NamedTuple):
     zero: int
 
 
-def pivot_blocks(an, D: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+def pivot_blocks(an: Analysis, D: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """The pivot blocks ``D_j`` of a factor buffer, grouped by block size.
 
     ``D`` has shape ``(..., n_diag)`` (a leading batch axis is kept). Returns one
@@ -65,7 +69,8 @@ def pivot_blocks(an, D: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-def slogdet(an, D: np.ndarray) -> tuple:
+def slogdet(an: Analysis, D: np.ndarray
+            ) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]:
     """``(sign, log|det A|)`` from the pivot blocks, like :func:`numpy.linalg.slogdet`
     (``(0, -inf)`` for a singular matrix); arrays of the batch shape for a batch buffer."""
     sign = np.ones(D.shape[:-1])
@@ -80,7 +85,7 @@ def slogdet(an, D: np.ndarray) -> tuple:
     return sign, logabs
 
 
-def inertia(an, D: np.ndarray, tol: float | None = None):
+def inertia(an: Analysis, D: np.ndarray, tol: float | None = None) -> Inertia | list[Inertia]:
     """:class:`Inertia` of a symmetric matrix from its LDLᵀ pivot blocks (Sylvester's law).
 
     An eigenvalue of a pivot block counts as zero when its magnitude is at most ``tol``;
@@ -104,7 +109,7 @@ def inertia(an, D: np.ndarray, tol: float | None = None):
             zip(pos.ravel(), neg.ravel(), zero.ravel(), strict=True)]
 
 
-def _block_diagonal_solve(F, y: np.ndarray, transpose: bool) -> np.ndarray:
+def _block_diagonal_solve(F: Factorization, y: np.ndarray, transpose: bool) -> np.ndarray:
     """``D⁻¹ y`` (or ``D⁻ᵀ y``) in the permuted numbering, batched by block size."""
     an = F.analysis
     off = F._permuted_offsets()
@@ -122,7 +127,7 @@ def _block_diagonal_solve(F, y: np.ndarray, transpose: bool) -> np.ndarray:
     return x
 
 
-def partial_solve(F, b: np.ndarray, system: str, trans: bool) -> np.ndarray:
+def partial_solve(F: Factorization, b: np.ndarray, system: str, trans: bool) -> np.ndarray:
     """Apply one factor's inverse (or the permutation) to ``b`` (float64, validated by the
     caller); see :meth:`graphsolve.Factorization.solve` for the systems."""
     if system == "Lt":

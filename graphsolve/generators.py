@@ -78,6 +78,19 @@ def _empty(n: int) -> nx.Graph:
     return G
 
 
+def _grid(k: int, dim: int) -> nx.Graph:
+    """The ``k x ... x k`` grid graph in ``dim`` dimensions, point ``(i_1, ..., i_dim)`` as node
+    ``(i_1 k + i_2) k + ...`` (row-major): each node is joined to its successor along every
+    axis, the last axis (stride 1) first, nodes in increasing id."""
+    G = _empty(k**dim)
+    strides = [k**d for d in range(dim)]
+    for v in range(k**dim):
+        for s in strides:
+            if (v // s) % k + 1 < k:
+                G.add_edge(v, v + s)
+    return G
+
+
 def _prufer_edges(n: int, rng: np.random.Generator) -> list[tuple[int, int]]:
     """Edges of the labelled tree on ``0 .. n-1`` coded by a uniformly random Prüfer sequence."""
     if n == 1:
@@ -290,16 +303,7 @@ def net(k: int) -> nx.Graph:
     >>> sorted(G[4])
     [1, 3, 5, 7]
     """
-    k = _check_int("k", k, 1)
-    G = _empty(k * k)
-    for i in range(k):
-        for j in range(k):
-            v = i * k + j
-            if j + 1 < k:
-                G.add_edge(v, v + 1)
-            if i + 1 < k:
-                G.add_edge(v, v + k)
-    return G
+    return _grid(_check_int("k", k, 1), 2)
 
 
 def crystal(k: int) -> nx.Graph:
@@ -332,19 +336,7 @@ def crystal(k: int) -> nx.Graph:
     >>> sorted(G[0])
     [1, 2, 4]
     """
-    k = _check_int("k", k, 1)
-    G = _empty(k**3)
-    for i in range(k):
-        for j in range(k):
-            for l in range(k):
-                v = (i * k + j) * k + l
-                if l + 1 < k:
-                    G.add_edge(v, v + 1)
-                if j + 1 < k:
-                    G.add_edge(v, v + k)
-                if i + 1 < k:
-                    G.add_edge(v, v + k * k)
-    return G
+    return _grid(_check_int("k", k, 1), 3)
 
 
 def segment_chain(m: int) -> nx.Graph:

@@ -10,6 +10,7 @@ have a zero diagonal block in Baraff's KKT matrix (Baraff 1996, eq. 8).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any, TypeAlias, cast
 
 import networkx as nx
 import numpy as np
@@ -22,6 +23,11 @@ __all__ = [
     "block_offsets",
     "zero_diagonal_nodes",
 ]
+
+
+#: Block sizes as the API takes them: one size for every node, a sequence indexed by node, a
+#: mapping ``{node: size}``, or None (node ``size`` attributes, else a default).
+BlockSizes: TypeAlias = "int | Iterable[int] | Mapping[int, int] | None"
 
 
 def check_graph(G: nx.Graph) -> int:
@@ -55,10 +61,8 @@ def check_graph(G: nx.Graph) -> int:
     return n
 
 
-def resolve_block_sizes(
-    G: nx.Graph, block_sizes: int | Iterable[int] | Mapping[int, int] | None = None,
-    default: int = 1,
-) -> np.ndarray:
+def resolve_block_sizes(G: nx.Graph, block_sizes: BlockSizes = None, default: int = 1
+                        ) -> np.ndarray:
     """Return the block size of every node as an ``int64`` array of length ``n``.
 
     Node attribute ``size`` wins; otherwise ``block_sizes`` (an int for all nodes, a sequence
@@ -72,7 +76,8 @@ def resolve_block_sizes(
     return _resolve_block_sizes(G, check_graph(G), block_sizes, default)
 
 
-def _resolve_block_sizes(G: nx.Graph, n: int, block_sizes, default: int = 1) -> np.ndarray:
+def _resolve_block_sizes(G: nx.Graph, n: int, block_sizes: BlockSizes, default: int = 1
+                         ) -> np.ndarray:
     """:func:`resolve_block_sizes` of a graph already checked (``n`` nodes)."""
     if block_sizes is None:
         sizes = np.full(n, default, dtype=np.int64)
@@ -81,7 +86,7 @@ def _resolve_block_sizes(G: nx.Graph, n: int, block_sizes, default: int = 1) -> 
     elif isinstance(block_sizes, Mapping):
         sizes = np.array([block_sizes.get(i, default) for i in range(n)], dtype=np.int64)
     else:
-        arr = np.asarray(list(block_sizes))
+        arr = np.asarray(list(cast(Iterable[int], block_sizes)))     # not a scalar
         if arr.shape != (n,):
             raise ShapeError(f"block_sizes has {arr.size} entries but the graph has {n} nodes")
         sizes = arr.astype(np.int64)
@@ -111,7 +116,7 @@ def zero_diagonal_nodes(G: nx.Graph) -> frozenset[int]:
     return frozenset(marked)
 
 
-def _positive_int(value, what: str) -> int:
+def _positive_int(value: Any, what: str) -> int:
     try:
         iv = int(value)
     except (TypeError, ValueError):

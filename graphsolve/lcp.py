@@ -30,6 +30,7 @@ complement (``C_ee`` is positive definite when the equality rows are independent
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
@@ -209,7 +210,7 @@ def _polish(M: np.ndarray, q: np.ndarray, z: np.ndarray, active: np.ndarray, piv
             ) -> LCPSolution:
     """Re-solve ``M_SS z_S = −q_S`` on the final active set (a nonsingular principal block of a
     Lemke basis) to remove the rounding of the tableau, keep the better candidate, check it."""
-    def violation(zz):
+    def violation(zz: np.ndarray) -> tuple[float, np.ndarray]:
         ww = M @ zz + q
         return max(0.0, -zz.min(), -ww.min(), float(np.max(np.abs(zz * ww)))), ww
 
@@ -283,7 +284,7 @@ class AuxiliaryFactor:
                 S = S - self.C_ie @ self._solve_ee(self.C_ei)
             self.S = 0.5 * (S + S.T) if symmetric else S
 
-    def _factor(self, Cee: np.ndarray):
+    def _factor(self, Cee: np.ndarray) -> tuple[np.ndarray, Any]:
         scale = float(np.max(np.abs(np.diag(Cee)))) if Cee.size else 0.0
         try:
             if self.symmetric:            # pivots of C_ee = RᵀR are R_jj²

@@ -19,7 +19,7 @@ def _skew(r: np.ndarray) -> np.ndarray:
     return np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
 
 
-def _joint(rng, s: int, joint: str) -> tuple[np.ndarray, np.ndarray]:
+def _joint(rng: np.random.Generator, s: int, joint: str) -> tuple[np.ndarray, np.ndarray]:
     """Jacobian blocks ``(J_parent, J_child)``; a common translation of both bodies along
     ``e_0`` (``s ≠ 6``) or any uniform translation (``s = 6``) is always free."""
     if s == 6:          # rigid body, v = [linear; angular]; point velocity v − skew(r) ω
@@ -39,7 +39,8 @@ def _joint(rng, s: int, joint: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def random_mechanism(n_bodies: int, k_loops: int = 0, n_contacts: int = 0, body_size: int = 6,
-                     joint: str = "ball", seed=0, topology: str = "tree") -> ConstraintSystem:
+                     joint: str = "ball", seed: int | np.random.Generator | None = 0,
+                     topology: str = "tree") -> ConstraintSystem:
     """A random mechanism as a :class:`ConstraintSystem` (test and benchmark input).
 
     Bodies ``0..n-1`` form a random tree (``topology="chain"``: the chain ``0-1-…``) whose

@@ -1,5 +1,5 @@
 """Compiled symbolic kernels on CSR adjacency: DFS orders, elimination tree, factor pattern and
-the update schedule. :mod:`graphsolve.ordering` turns their arrays into an
+the update schedule. :mod:`graphsolve.analysis` turns their arrays into an
 :class:`~graphsolve.Analysis`.
 
 The adjacency is the symmetric CSR pattern of the block graph with sorted column indices, so a
@@ -40,7 +40,7 @@ def csr_of_sorted_pairs(n: int, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 @njit(cache=True, nogil=True)
-def group_by_key(keys, n):
+def group_by_key(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Stable counting sort of ``keys`` in ``0..n-1``: ``(ptr, perm)`` with
     ``perm[ptr[k]:ptr[k + 1]]`` the indices holding key ``k``, in increasing index order."""
     ptr = np.zeros(n + 1, np.int64)
@@ -57,7 +57,8 @@ def group_by_key(keys, n):
 
 
 @njit(cache=True, nogil=True)
-def dfs_orders(indptr, indices, roots):
+def dfs_orders(indptr: np.ndarray, indices: np.ndarray, roots: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
     """Depth-first search from each root in turn (each root starts a new component), scanning
     neighbours in CSR order, exactly like a recursive DFS. Returns (preorder, postorder)."""
     n = indptr.size - 1
@@ -97,7 +98,8 @@ def dfs_orders(indptr, indices, roots):
 
 
 @njit(cache=True, nogil=True)
-def _etree_positions(indptr, indices, order):
+def _etree_positions(indptr: np.ndarray, indices: np.ndarray, order: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """``pos`` (position of each node in ``order``) and the elimination tree by position
     (``cs_etree`` with path compression; -1 for roots)."""
     n = order.size
@@ -120,7 +122,8 @@ def _etree_positions(indptr, indices, order):
 
 
 @njit(cache=True, nogil=True)
-def _column_counts(indptr, indices, order):
+def _column_counts(indptr: np.ndarray, indices: np.ndarray, order: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """``(parent_pos, counts)``: the elimination tree by position and the number of
     off-diagonal blocks of each column of ``L`` (its later neighbours in the filled graph), by
     one walk of every row (``cs_ereach``), O(nnz(L)) time."""
@@ -142,7 +145,8 @@ def _column_counts(indptr, indices, order):
     return parent_pos, counts
 
 
-def weighted_postorder(indptr, indices, order) -> np.ndarray:
+def weighted_postorder(indptr: np.ndarray, indices: np.ndarray, order: np.ndarray
+                       ) -> np.ndarray:
     """``order`` rearranged into a postorder of its elimination tree in which each node's
     children come in increasing order of their column counts (ties: their order in
     ``order``), so a node directly follows its child with the most later neighbours.
@@ -165,7 +169,8 @@ def weighted_postorder(indptr, indices, order) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def factor_pattern(indptr, indices, order):
+def factor_pattern(indptr: np.ndarray, indices: np.ndarray, order: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Elimination tree and the pattern of ``L`` for the elimination ``order``.
 
     Returns ``parent`` (by node, -1 for roots) and the rows of ``L`` in elimination order:
@@ -217,7 +222,9 @@ def factor_pattern(indptr, indices, order):
 
 
 @njit(cache=True, nogil=True)
-def _schedule_sweep(pos, order, child_ptr, fe_child, ptr, count, ic2, c1c2, fill):
+def _schedule_sweep(pos: np.ndarray, order: np.ndarray, child_ptr: np.ndarray,
+                    fe_child: np.ndarray, ptr: np.ndarray, count: np.ndarray, ic2: np.ndarray,
+                    c1c2: np.ndarray, fill: bool) -> None:
     """One sweep of :func:`update_schedule`: counts into ``count[e + 1]`` (``fill=False``), or
     the lists from the offsets ``ptr`` (``fill=True``; ``ptr`` may be read-only). Row by row:
     the children of ``i`` are marked with their pair, then each child list of a ``c1`` is
@@ -245,7 +252,8 @@ def _schedule_sweep(pos, order, child_ptr, fe_child, ptr, count, ic2, c1c2, fill
 
 
 @njit(cache=True, nogil=True)
-def update_counts(pos, order, child_ptr, fe_child):
+def update_counts(pos: np.ndarray, order: np.ndarray, child_ptr: np.ndarray,
+                  fe_child: np.ndarray) -> np.ndarray:
     """``sched_ptr`` of :func:`update_schedule` alone: O(pairs) memory."""
     m = fe_child.size
     ptr = np.zeros(m + 1, np.int64)
@@ -257,7 +265,8 @@ def update_counts(pos, order, child_ptr, fe_child):
 
 
 @njit(cache=True, nogil=True)
-def update_lists(pos, order, child_ptr, fe_child, ptr):
+def update_lists(pos: np.ndarray, order: np.ndarray, child_ptr: np.ndarray,
+                 fe_child: np.ndarray, ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(sched_ic2, sched_c1c2)`` of :func:`update_schedule` for the offsets ``ptr`` of
     :func:`update_counts`."""
     ic2 = np.empty(ptr[-1], np.int64)
@@ -268,7 +277,8 @@ def update_lists(pos, order, child_ptr, fe_child, ptr):
 
 
 @njit(cache=True, nogil=True)
-def update_schedule(pos, order, child_ptr, fe_child):
+def update_schedule(pos: np.ndarray, order: np.ndarray, child_ptr: np.ndarray,
+                    fe_child: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For every factor pair ``e = (i, c1)``: the pairs ``(i, c2)`` and ``(c1, c2)`` for every
     ``c2`` that is a child of both ``i`` and ``c1`` (Alg. 3 lines 8-15), ``c2`` in elimination
     order: a count pass (:func:`update_counts`), then a fill pass (:func:`update_lists`).
@@ -279,7 +289,8 @@ def update_schedule(pos, order, child_ptr, fe_child):
 
 
 @njit(cache=True, nogil=True)
-def minimum_degree(indptr, indices, sizes, zero):
+def minimum_degree(indptr: np.ndarray, indices: np.ndarray, sizes: np.ndarray,
+                   zero: np.ndarray) -> np.ndarray:
     """Greedy minimum degree on the block elimination graph: repeatedly eliminate the eligible
     node whose neighbours have the fewest scalar rows (``sizes`` summed), ties by smallest
     id, and join its neighbours into a clique. A ``zero`` (zero-diagonal) node is eligible once
@@ -358,7 +369,8 @@ def minimum_degree(indptr, indices, sizes, zero):
 
 
 @njit(cache=True, inline="always")
-def _merge_into(src, lo, hi, mark, tag, merged, k, sizes, du):
+def _merge_into(src: np.ndarray, lo: int, hi: int, mark: np.ndarray, tag: int,
+                merged: np.ndarray, k: int, sizes: np.ndarray, du: int) -> tuple[int, int]:
     """Append the entries of ``src[lo:hi]`` not yet marked with ``tag`` to ``merged[k:]``
     (marking them); returns the new count and ``du`` plus their sizes."""
     for q in range(lo, hi):
@@ -372,7 +384,8 @@ def _merge_into(src, lo, hi, mark, tag, merged, k, sizes, du):
 
 
 @njit(cache=True, nogil=True)
-def elimination_counts(indptr, indices, order, sizes, limit):
+def elimination_counts(indptr: np.ndarray, indices: np.ndarray, order: np.ndarray,
+                       sizes: np.ndarray, limit: float) -> tuple[int, float, float, float]:
     """Factor pairs and flops of eliminating in ``order``, without building the factor.
 
     The cheap count that ``ordering="auto"`` compares candidates with: the elimination tree

@@ -32,6 +32,7 @@ from dynamics.maximal import Simulation
 from dynamics.spec import Joint, MechanismSpec
 
 from ._dynamics import OURS_COLOR, PEER_COLOR, label, thin
+from ._plotting import finish_axes, save_figure
 
 NAME = "fig07abc_accuracy"
 TITLE = ("Physical accuracy: constraint drift, energy conservation, dissipation "
@@ -221,12 +222,8 @@ def plot(rows: list[dict], path) -> None:
     ax.set_xlabel("time t [s]")
     ax.set_ylabel("total energy E [J]")
     ax.set_title("(c) damped pendulum, d = 0.5 N m s/rad, Δt = 0.1 s", fontsize=10)
-    for ax in axes:
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.suptitle(TITLE, fontsize=11)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    finish_axes(axes)
+    save_figure(fig, path, TITLE)
 
 
 def claims(rows: list[dict]) -> list[dict]:

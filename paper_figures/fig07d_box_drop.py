@@ -16,6 +16,7 @@ import numpy as np
 from comparisons.contact_bench import maximal_box_drop, mujoco_box_drop
 
 from ._dynamics import OURS_COLOR, PEER_COLOR, label
+from ._plotting import save_figure
 
 NAME = "fig07d_box_drop"
 TITLE = "Box drop onto the ground, Δt = 0.01 s (Brüdigam et al. 2023 Fig. 7d)"
@@ -82,9 +83,7 @@ def plot(rows: list[dict], path) -> None:
     axes[1].set_ylim(-35, 10)
     axes[1].set_title("near the ground (MuJoCo sinks in, ours stays on it)")
     axes[0].legend(fontsize=8)
-    fig.suptitle(TITLE)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
+    save_figure(fig, path, TITLE, title_size=None, dpi=130)
 
 
 def claims(rows: list[dict]) -> list[dict]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from comparisons.dynamics_bench import PEERS, linear_slope, ratio_summary, run_pendulum_benchmark
 
 from ._dynamics import OURS_COLOR, label
+from ._plotting import finish_axes, save_figure
 
 NAME = "fig08a_pendulum_timing"
 TITLE = ("n-link pendulum, Δt = 0.01 s: maximal vs minimal coordinates "
@@ -75,7 +76,6 @@ def check(rows: list[dict]) -> None:
 def plot(rows: list[dict], path) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 5.4), layout="constrained")
     steps = rows[0]["steps"] if rows else 1000
@@ -99,21 +99,14 @@ def plot(rows: list[dict], path) -> None:
     axes[1].set_ylabel("our time / peer's time (> 1: peer faster)")
     axes[1].set_title("(b) ratio of our time to each peer's (colour: peer)", fontsize=10)
     sizes = sorted({r["n"] for r in rows})
-    for ax in axes:
-        ax.set_xlabel("number of links n")
-        ax.set_xticks(sizes)
-        ax.xaxis.set_major_formatter(ScalarFormatter())
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.grid(True, which="both", alpha=0.3)
+    finish_axes(axes, xlabel="number of links n", xticks=sizes, legend=False)
     handles = [Line2D([], [], color=COLORS[s], marker="o", ms=3, label=label(s))
                for s in SOLVERS]
     handles += [Line2D([], [], color="gray", ls=ls, label=f"{joint} joints")
                 for joint, ls in zip(JOINTS, ("-", "--"), strict=True)]
     fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8)
     repeats = rows[0].get("repeats", "N") if rows else "N"
-    fig.suptitle(f"{TITLE}; best of {repeats} runs, one process", fontsize=11)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, f"{TITLE}; best of {repeats} runs, one process")
 
 
 def claims(rows: list[dict]) -> list[dict]:

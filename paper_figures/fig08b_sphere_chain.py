@@ -16,6 +16,7 @@ from comparisons.contact_bench import run_sphere_chain_benchmark
 from comparisons.runner import loglog_slope
 
 from ._dynamics import OURS_COLOR, PEER_COLOR, label
+from ._plotting import finish_axes, ok_rows, save_figure
 
 NAME = "fig08b_sphere_chain"
 TITLE = "Sphere chain on the ground with friction, Δt = 0.01 s (Brüdigam et al. 2023 Fig. 8b)"
@@ -49,8 +50,7 @@ def compute(quick: bool = True, sizes=None, steps: int | None = None) -> list[di
 
 
 def _ok(rows, solver):
-    return sorted((r for r in rows if r["solver"] == solver and r["status"] == "ok"),
-                  key=lambda r: r["n"])
+    return ok_rows(rows, "n", solver=solver)
 
 
 def _slope(rows) -> float:
@@ -96,12 +96,8 @@ def plot(rows: list[dict], path) -> None:
     axes[0].set_ylabel(f"time for {steps} steps [s]")
     axes[1].set_xlabel("number of spheres n")
     axes[1].set_ylabel("deepest penetration [m] (floored at 1e-12)")
-    for ax in axes:
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=8)
-    fig.suptitle(TITLE)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
+    finish_axes(axes, legend_size=8)
+    save_figure(fig, path, TITLE, title_size=None, dpi=130)
 
 
 def claims(rows: list[dict]) -> list[dict]:

@@ -24,9 +24,10 @@ import graphsolve as gs
 from comparisons.runner import time_call
 from dynamics import models
 from dynamics.maximal import Simulation
-from dynamics.maximal.step_system import quaternion_update
 
 from ._dynamics import OURS_COLOR, label, one_blas_thread
+from ._newton import newton_matrix, time_linear_solves
+from ._plotting import finish_axes, ok_rows, save_figure
 
 NAME = "fig09a_segment_chain"
 TITLE = "Chain of m four-link segments, Δt = 0.01 s (Brüdigam et al. 2023 Fig. 9a)"
@@ -43,17 +44,6 @@ COMPARATORS = {
 }
 #: A tiny configuration for the test suite.
 TINY = {"segments": (1, 2), "steps": 20, "repeats": 1}
-
-
-def _newton_matrix(sim: Simulation):
-    """The integrator's Newton matrix ``F`` (a graphsolve BlockMatrix) and residual ``f`` at the
-    simulation's current state, as its next step would first assemble them."""
-    system = sim.system
-    x1 = sim.x + sim.dt * sim.v
-    system.begin(x1, quaternion_update(sim.q, sim.w, sim.dt), sim.v, sim.w)
-    s = system.pack(sim.v, sim.w, np.zeros((len(sim.model.joints), 6)))
-    f = system.residual(s)
-    return system.jacobian(s), f
 
 
 def compute(quick: bool = True, segments=None, steps: int = 1000, repeats: int | None = None
@@ -90,31 +80,18 @@ def _measure(m: int, steps: int, repeats: int) -> list[dict]:
                  "iterations": float(np.mean(iterations)),
                  "constraint_violation": float(sim.model.constraint_violation(sim.x,
                                                                               sim.q))})
-    A, f = _newton_matrix(sim)
+    A, f = newton_matrix(sim)
     S, Ad = A.to_scipy(), A.to_dense()
     F = gs.factorize(A, method="ldu", analysis=an, backend="compiled")
     cases = {"graphsolve compiled": lambda: F.refactor(A).solve(f),
              "dense block LDU": lambda: gs.dense.dense_block_ldu(Ad, A.block_sizes).solve(f),
              "LAPACK LU": lambda: gs.dense.lapack_lu(Ad).solve(f)}
-    for solver, fn in cases.items():
-        row = {**common, "solver": solver, "kind": "linear_solve"}
-        try:
-            tl = time_call(fn, repeats=repeats, warmup=1, min_time=0.01, budget=2.0)
-            x = fn()
-        except Exception as exc:                          # recorded, not fatal
-            row.update(status="failed", reason=f"{type(exc).__name__}: {exc}"[:200])
-        else:
-            res = float(np.linalg.norm(S @ x - f) / (np.linalg.norm(f)
-                                                     + abs(S).max() * np.linalg.norm(x)))
-            row.update(time_s=tl.best, median_s=tl.median, repeats=tl.repeats,
-                       residual=res)
-        rows.append(row)
+    rows += time_linear_solves(S, f, cases, common, repeats)
     return rows
 
 
 def _ok(rows, solver):
-    return sorted((r for r in rows if r["solver"] == solver and r["status"] == "ok"),
-                  key=lambda r: r["m"])
+    return ok_rows(rows, "m", solver=solver)
 
 
 def summarize(rows: list[dict]) -> list[str]:
@@ -182,14 +159,8 @@ def plot(rows: list[dict], path) -> None:
                        "edges": "graph edges"}[key])
     ax.set_ylabel("count of blocks")
     ax.set_title("(c) Newton matrix: graph size and fill-in", fontsize=10)
-    for ax in axes:
-        ax.set_xlabel("number of four-link segments m")
-        ax.set_xticks(ms)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.suptitle(TITLE, fontsize=11)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    finish_axes(axes, xlabel="number of four-link segments m", xticks=ms)
+    save_figure(fig, path, TITLE)
 
 
 def claims(rows: list[dict]) -> list[dict]:

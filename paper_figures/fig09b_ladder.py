@@ -24,6 +24,8 @@ from tqdm import tqdm
 import graphsolve as gs
 from comparisons.runner import time_call
 
+from ._plotting import finish_axes, save_figure
+
 NAME = "fig09b_ladder"
 TITLE = ("Ladder graph, 6×6 blocks: graph-ordered sparse LDU vs dense "
          "(Brüdigam et al. 2023, Fig. 9b)")
@@ -107,10 +109,8 @@ def plot(rows: list[dict], path) -> None:
     ax.set_xlabel("graph nodes (2 × rungs), 6×6 blocks")
     ax.set_ylabel("factor + solve time, best of N [ms]")
     ax.set_title(TITLE, fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
+    finish_axes(ax, legend_size=8)
+    save_figure(fig, path, None, dpi=130)
 
 
 def claims(rows: list[dict]) -> list[dict]:

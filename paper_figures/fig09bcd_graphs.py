@@ -22,6 +22,8 @@ import graphsolve as gs
 from comparisons.runner import run
 from comparisons.suite import SUITES
 
+from ._plotting import finish_axes, save_figure
+
 NAME = "fig09bcd_graphs"
 TITLE = "Brüdigam et al. 2023 Fig. 9 b-d: graph-ordered LDU vs dense and sparse peers"
 FAMILIES = ("ladder", "net", "crystal")
@@ -73,9 +75,9 @@ def compute(quick: bool = True, sizes: dict | None = None, repeats: int | None =
     return rows
 
 
-def summarize(rows: list[dict]) -> list[str]:
-    """Dense / graphsolve time ratio at the largest size of each family and mode."""
-    out = []
+def _dense_ratios(rows: list[dict]):
+    """``(mode, dense solver, family, size, ratio)``: the dense solver's time over graphsolve's
+    at the largest size of each family and mode where both succeeded."""
     for mode, dense in (("paper-faithful", "dense-lapack-lu-separate"),
                         ("corrected", "dense-lapack-lu")):
         for fam in FAMILIES:
@@ -87,13 +89,17 @@ def summarize(rows: list[dict]) -> list[str]:
             at = {r["solver"]: r["time_s"] for r in ok if r["size"] == big}
             g = at.get("graphsolve-brudigam-compiled")
             if g and dense in at:
-                out.append(f"{mode} {fam} {big}: dense / graphsolve = {at[dense] / g:.0f}x")
-    return out
+                yield mode, dense, fam, big, at[dense] / g
+
+
+def summarize(rows: list[dict]) -> list[str]:
+    """Dense / graphsolve time ratio at the largest size of each family and mode."""
+    return [f"{mode} {fam} {big}: dense / graphsolve = {ratio:.0f}x"
+            for mode, _, fam, big, ratio in _dense_ratios(rows)]
 
 
 def plot(rows: list[dict], path) -> None:
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     from comparisons.solvers import package_version
 
@@ -122,18 +128,10 @@ def plot(rows: list[dict], path) -> None:
             ax.set_yscale("log")
             ticks = sorted({r["size"] for r in rows if r["mode"] == mode
                             and r["family"] == fam and r["status"] == "ok"})
-            if ticks:
-                ax.set_xticks(ticks)
-            ax.xaxis.set_major_formatter(ScalarFormatter())
-            ax.xaxis.set_minor_formatter(NullFormatter())
-            ax.set_xlabel(xlabel[fam])
             ax.set_ylabel("factor + solve time [ms]")
             ax.set_title(f"{fam}, {mode}", fontsize=10)
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=6.5)
-    fig.suptitle(TITLE + " (6×6 blocks, 1 BLAS thread)", fontsize=11)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+            finish_axes(ax, xlabel=xlabel[fam], xticks=ticks or None, legend_size=6.5)
+    save_figure(fig, path, TITLE + " (6×6 blocks, 1 BLAS thread)")
 
 
 def claims(rows: list[dict]) -> list[dict]:
@@ -141,27 +139,15 @@ def claims(rows: list[dict]) -> list[dict]:
     from ._report import B2023, claim
 
     out = []
-    for mode, dense in (("paper-faithful", "dense-lapack-lu-separate"),
-                        ("corrected", "dense-lapack-lu")):
-        for fam in FAMILIES:
-            ok = [r for r in rows if r["mode"] == mode and r["family"] == fam
-                  and r["status"] == "ok"]
-            if not ok:
-                continue
-            big = max(r["size"] for r in ok)
-            at = {r["solver"]: r["time_s"] for r in ok if r["size"] == big}
-            g = at.get("graphsolve-brudigam-compiled")
-            if not (g and dense in at):
-                continue
-            ratio = at[dense] / g
-            paper = {"ladder": "> 100x", "net": "> 100x (often)",
-                     "crystal": "≈ 1x, dense slightly faster at 216 nodes"}[fam]
-            verdict = ("reproduced" if (ratio >= 100 if fam != "crystal" else ratio < 10)
-                       else "not reproduced")
-            out.append(claim(B2023, f"Fig. 9{'bcd'[FAMILIES.index(fam)]} ({mode}): "
-                             f"graph-ordered sparse LDU vs dense on the {fam} graph",
-                             paper, f"{fam} size {big}: dense / graphsolve = {ratio:.0f}x",
-                             verdict, "" if mode == "paper-faithful" else
-                             "same well-conditioned matrix for every solver",
-                             against=(dense,)))
+    for mode, dense, fam, big, ratio in _dense_ratios(rows):
+        paper = {"ladder": "> 100x", "net": "> 100x (often)",
+                 "crystal": "≈ 1x, dense slightly faster at 216 nodes"}[fam]
+        verdict = ("reproduced" if (ratio >= 100 if fam != "crystal" else ratio < 10)
+                   else "not reproduced")
+        out.append(claim(B2023, f"Fig. 9{'bcd'[FAMILIES.index(fam)]} ({mode}): "
+                         f"graph-ordered sparse LDU vs dense on the {fam} graph",
+                         paper, f"{fam} size {big}: dense / graphsolve = {ratio:.0f}x",
+                         verdict, "" if mode == "paper-faithful" else
+                         "same well-conditioned matrix for every solver",
+                         against=(dense,)))
     return out

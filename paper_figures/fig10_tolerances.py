@@ -51,6 +51,7 @@ from dynamics.minimal import Model, initial_state, simulate
 from dynamics.minimal.galerkin import degree, simulate_galerkin
 
 from ._dynamics import OURS_COLOR, label, one_blas_thread, versions
+from ._plotting import finish_axes, ok_rows, save_figure
 
 NAME = "fig10_tolerances"
 TITLE = ("n-link pendulum, Δt = 0.01 s, Newton tolerances 1e-6 / 1e-8 / 1e-10 "
@@ -175,8 +176,7 @@ def compute(quick: bool = True, sizes=None, steps: int | None = None,
 
 
 def _series(rows, solver, tol):
-    return sorted((r for r in rows if r["solver"] == solver and r["tol"] == tol
-                   and r["status"] == "ok"), key=lambda r: r["n"])
+    return ok_rows(rows, "n", solver=solver, tol=tol)
 
 
 def summarize(rows: list[dict]) -> list[str]:
@@ -250,41 +250,42 @@ def check(rows: list[dict]) -> None:
 
 
 def plot(rows: list[dict], path) -> None:
+    plot_tolerances(rows, path, method_label, TITLE)
+
+
+def plot_tolerances(rows: list[dict], path, label_of, title: str) -> None:
+    """One log-log panel of the time against n per tolerance, a cross above the curves for
+    every failed run (one row of crosses per method), one legend below the panels (methods
+    named by ``label_of``): this figure and the 2020 Fig. 8 (:mod:`.fig2020_fig8`)."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     tols = sorted({r["tol"] for r in rows}, reverse=True)
-    fig, axes = plt.subplots(1, len(tols), figsize=(5 * len(tols), 5.2), sharey=True,
+    fig, axes = plt.subplots(1, len(tols), figsize=(5 * len(tols), 5.4), sharey=True,
                              layout="constrained", squeeze=False)
     steps = rows[0]["steps"] if rows else 1000
-    sizes = sorted({r["n"] for r in rows})
+    ymax = max((r["seconds"] for r in rows if r["status"] == "ok"), default=1.0)
     for ax, tol, letter in zip(axes[0], tols, "abcdef", strict=False):
         for solver in SOLVERS:
             rs = _series(rows, solver, tol)
             if rs:
-                ax.loglog([r["n"] for r in rs], [r["seconds"] for r in rs], marker="o", ms=3,
+                ax.loglog([r["n"] for r in rs], [r["seconds"] for r in rs], marker="o", ms=4,
                           ls=LINESTYLES.get(solver, "-"), color=COLORS[solver])
             bad = [r["n"] for r in rows if r["solver"] == solver and r["tol"] == tol
                    and r["status"] != "ok"]
             if bad:
-                ymax = max((r["seconds"] for r in rows if r["status"] == "ok"), default=1.0)
-                y = ymax * 1.2 ** SOLVERS.index(solver)         # one row per solver
-                ax.plot(bad, [y] * len(bad), "x", ms=9, mew=2, color=COLORS[solver])
+                y = 1.5 * ymax * 1.2 ** SOLVERS.index(solver)   # one row per solver
+                ax.plot(bad, [y] * len(bad), "x", ms=10, mew=2, color=COLORS[solver])
         ax.set_title(f"({letter}) tolerance {tol:g}", fontsize=10)
-        ax.set_xlabel("number of links n")
-        ax.set_xticks(sizes)
-        ax.xaxis.set_major_formatter(ScalarFormatter())
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0][0].set_ylabel(f"time for {steps} steps [s] (Δt = {DT} s)")
-    handles = [Line2D([], [], color=COLORS[s], marker="o", ms=3, ls=LINESTYLES.get(s, "-"),
-                      label=method_label(s)) for s in SOLVERS]
-    handles.append(Line2D([], [], color="gray", marker="x", ls="", label="failed (exception)"))
+    finish_axes(axes, xlabel="number of links n", xticks=sorted({r["n"] for r in rows}),
+                legend=False)
+    axes[0][0].set_ylabel(f"time for {steps} steps [s] (Δt = {DT * 1e3:g} ms)")
+    handles = [Line2D([], [], color=COLORS[s], marker="o", ms=4, ls=LINESTYLES.get(s, "-"),
+                      label=label_of(s)) for s in SOLVERS]
+    handles.append(Line2D([], [], color="gray", marker="x", ls="", mew=2,
+                          label="failed run (no convergence / exception)"))
     fig.legend(handles=handles, loc="outside lower center", ncol=1, fontsize=8)
-    fig.suptitle(TITLE, fontsize=10)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, title, title_size=10)
 
 
 def _slope(rows, solver, tol):

@@ -24,6 +24,7 @@ from dynamics import models
 from dynamics.maximal import NewtonError, Simulation
 
 from ._dynamics import label
+from ._plotting import finish_axes, ok_rows, save_figure
 
 NAME = "fig11_scaled_pendulum"
 TITLE = "Scaled pendulums over scaled step sizes (Brüdigam et al. 2023 Fig. 11)"
@@ -72,8 +73,7 @@ def compute(quick: bool = True, ratios=None, scales=SCALES) -> list[dict]:
 
 
 def _ok(rows, s):
-    return sorted((r for r in rows if r["s"] == s and r["status"] == "ok"),
-                  key=lambda r: r["dt_over_s"])
+    return ok_rows(rows, "dt_over_s", s=s)
 
 
 def summarize(rows: list[dict]) -> list[str]:
@@ -125,14 +125,9 @@ def plot(rows: list[dict], path) -> None:
                       fontsize=10)
     axes[1].set_ylabel("|θ_T − θ_ref(T)| [rad]")
     axes[1].set_title("(b) error of the final angle vs solve_ivp reference", fontsize=10)
-    for ax in axes:
-        ax.set_xlabel("scaled step size Δt / s [s]")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8, title=label("maximal"), title_fontsize=7)
-    fig.suptitle(TITLE + "; mass s, length s², θ0 = π/2, half a small-swing period",
-                 fontsize=11)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    finish_axes(axes, xlabel="scaled step size Δt / s [s]", legend_size=8,
+                title=label("maximal"), title_fontsize=7)
+    save_figure(fig, path, TITLE + "; mass s, length s², θ0 = π/2, half a small-swing period")
 
 
 def claims(rows: list[dict]) -> list[dict]:

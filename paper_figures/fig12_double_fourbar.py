@@ -24,6 +24,7 @@ from dynamics import models
 from dynamics.maximal import Simulation
 
 from ._dynamics import OURS_COLOR, PEER_COLOR, bin_max, label, sample_indices
+from ._plotting import finish_axes, save_figure
 
 NAME = "fig12_double_fourbar"
 TITLE = ("Double four-bar linkage (Brüdigam et al. 2023 Fig. 12); the paper's GGL method is "
@@ -167,13 +168,9 @@ def plot(rows: list[dict], path) -> None:
     d.set_title("(d) energy components of our simulation", fontsize=10)
     lo, hi = d.get_ylim()
     d.set_ylim(lo, hi + 0.45 * (hi - lo))      # room for the legend
-    for ax in (a, b, c, d):
-        ax.set_xlabel("time t [s]")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7, **({"ncol": 2, "loc": "upper center"} if ax is d else {}))
-    fig.suptitle(TITLE, fontsize=11)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    finish_axes([a, b, c], xlabel="time t [s]")
+    finish_axes(d, xlabel="time t [s]", ncol=2, loc="upper center")
+    save_figure(fig, path, TITLE)
 
 
 def claims(rows: list[dict]) -> list[dict]:

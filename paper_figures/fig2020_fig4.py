@@ -14,7 +14,7 @@ convergence.
   paper's parallelogram and a linkage with the ground pivots 0.7 m apart.
 * **(c) sparse vs dense**: one Newton linear solve ``F Δs = -f`` of an n-link pendulum
   (:func:`dynamics.models.pendulum`) on the integrator's own Newton matrix after a few steps
-  (:func:`paper_figures.fig09a_segment_chain._newton_matrix`): graphsolve's sparse LDU
+  (:func:`paper_figures._newton.newton_matrix`): graphsolve's sparse LDU
   (numeric refactor + solve, ordering reused) against dense LAPACK LU and the dense block LDU
   of the paper's Algorithm 1 (:func:`graphsolve.dense.dense_block_ldu`).
 * **(d) Newton convergence**: the residual norm over the iterations of one step for pendulums
@@ -30,13 +30,13 @@ import scipy
 from tqdm import tqdm
 
 import graphsolve as gs
-from comparisons.runner import time_call
 from dynamics import models
 from dynamics.maximal import Simulation
 
 from . import fig07abc_accuracy as fig07
 from ._dynamics import OURS_COLOR, PEER_COLOR, label, one_blas_thread, thin
-from .fig09a_segment_chain import _newton_matrix
+from ._newton import newton_matrix, time_linear_solves
+from ._plotting import finish_axes, ok_rows, save_figure, size_ticks
 
 NAME = "fig2020_fig4"
 TITLE = ("Energy, drift, sparse vs dense, Newton convergence "
@@ -78,27 +78,15 @@ def linear_label(solver: str) -> str:
 def _linear_rows(n: int, repeats: int) -> list[dict]:
     sim = Simulation(models.pendulum(n), dt=0.01, tol=TOL)
     sim.run(5, progress=False)
-    A, f = _newton_matrix(sim)
+    A, f = newton_matrix(sim)
     S, Ad = A.to_scipy(), A.to_dense()
     F = gs.factorize(A, method="ldu", analysis=sim.system.analysis, backend="compiled")
     cases = {"graphsolve compiled": lambda: F.refactor(A).solve(f),
              "LAPACK LU": lambda: gs.dense.lapack_lu(Ad).solve(f)}
     if n <= BLOCK_LDU_MAX_LINKS:
         cases["dense block LDU"] = lambda: gs.dense.dense_block_ldu(Ad, A.block_sizes).solve(f)
-    rows = []
-    for solver, fn in cases.items():
-        row = {"panel": "c", "solver": solver, "n": n, "N": int(S.shape[0]), "status": "ok"}
-        try:
-            t = time_call(fn, repeats=repeats, warmup=1, min_time=0.01, budget=2.0)
-            x = fn()
-        except Exception as exc:                          # recorded, not fatal
-            row.update(status="failed", reason=f"{type(exc).__name__}: {exc}"[:200])
-        else:
-            res = float(np.linalg.norm(S @ x - f) / (np.linalg.norm(f)
-                                                     + abs(S).max() * np.linalg.norm(x)))
-            row.update(time_s=t.best, residual=res)
-        rows.append(row)
-    return rows
+    row = {"panel": "c", "n": n, "N": int(S.shape[0]), "status": "ok"}
+    return time_linear_solves(S, f, cases, row, repeats)
 
 
 def _convergence_rows(n: int, later: int = 50) -> list[dict]:
@@ -141,8 +129,7 @@ def _pick(rows, panel, solver, mechanism=None):
 
 
 def _linear(rows, solver):
-    return sorted((r for r in rows if r["panel"] == "c" and r["solver"] == solver
-                   and r["status"] == "ok"), key=lambda r: r["n"])
+    return ok_rows(rows, "n", panel="c", solver=solver)
 
 
 def _history(rows, n, step):
@@ -194,7 +181,6 @@ def check(rows: list[dict]) -> None:
 
 def plot(rows: list[dict], path) -> None:
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     fig, axes = plt.subplots(2, 2, figsize=(13, 9.5), layout="constrained")
     ax = axes[0][0]
@@ -226,9 +212,7 @@ def plot(rows: list[dict], path) -> None:
             ax.loglog([r["n"] for r in rs], [r["time_s"] * 1e3 for r in rs], ls,
                       marker=marker, ms=4, color=color, label=linear_label(solver))
     sizes = sorted({r["n"] for r in rows if r["panel"] == "c"})
-    ax.set_xticks(sizes)
-    ax.xaxis.set_major_formatter(ScalarFormatter())
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    size_ticks(ax, sizes)
     ax.set_xlabel("number of links n (pendulum, revolute joints)")
     ax.set_ylabel("time of one Newton linear solve [ms]")
     ax.set_title("(c) sparse O(n) vs dense O(n³), same Newton matrix, 1 BLAS thread",
@@ -247,12 +231,9 @@ def plot(rows: list[dict], path) -> None:
     ax.set_ylabel("residual max-norm |f(s)|∞ [N, N m, m]")
     ax.set_xticks(range(max(len(_history(rows, n, s)) for n in colors for s in _steps(rows))))
     ax.set_title(f"(d) convergence of one step, Δt = 10 ms ({label('maximal')})", fontsize=9)
-    for a in axes.flat:
-        a.grid(True, which="both", alpha=0.3)
-        a.legend(fontsize=7, loc="upper left" if a is axes[0][1] else "best")
-    fig.suptitle(TITLE, fontsize=11)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    finish_axes([a for a in axes.flat if a is not axes[0][1]])
+    finish_axes(axes[0][1], loc="upper left")
+    save_figure(fig, path, TITLE, dpi=110)
 
 
 def claims(rows: list[dict]) -> list[dict]:

@@ -37,6 +37,7 @@ from dynamics.maximal import Simulation
 from dynamics.spec import WORLD, Joint, MechanismSpec
 
 from ._dynamics import OURS_COLOR, PEER_COLOR, label, one_blas_thread
+from ._plotting import ok_rows, save_figure, size_ticks
 
 NAME = "fig2020_fig5"
 TITLE = ("n-link pendulums, 1000 steps of Δt = 10 ms: maximal vs minimal coordinates, "
@@ -155,8 +156,7 @@ def compute(quick: bool = True, sizes=None, loop_sizes=None, steps: int = 1000,
 
 
 def _ok(rows, panel, solver, joint):
-    return sorted((r for r in rows if r["panel"] == panel and r["solver"] == solver
-                   and r["joint"] == joint and r["status"] == "ok"), key=lambda r: r["n"])
+    return ok_rows(rows, "n", panel=panel, solver=solver, joint=joint)
 
 
 def _failed(rows, panel=None):
@@ -198,7 +198,6 @@ def check(rows: list[dict]) -> None:
 def plot(rows: list[dict], path) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     fig, axes = plt.subplots(1, 2, figsize=(13, 5.6), layout="constrained")
     steps = rows[0]["steps"] if rows else 1000
@@ -217,9 +216,7 @@ def plot(rows: list[dict], path) -> None:
                     ax.plot(bad, [1.3 * ymax] * len(bad), "x", ms=10, mew=2,
                             color=COLORS[solver])
         sizes = sorted({r["n"] for r in rows if r["panel"] == panel})
-        ax.set_xticks(sizes)
-        ax.xaxis.set_major_formatter(ScalarFormatter())
-        ax.xaxis.set_minor_formatter(NullFormatter())
+        size_ticks(ax, sizes)
         ax.set_xlabel("number of links n")
         ax.set_ylabel(f"time for {steps} steps [s]")
         ax.grid(True, which="both", alpha=0.3)
@@ -235,9 +232,7 @@ def plot(rows: list[dict], path) -> None:
                           label="failed run (diverged / Newton failure)"))
     fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8)
     repeats = rows[0].get("repeats", "N") if rows else "N"
-    fig.suptitle(f"{TITLE}; best of {repeats}", fontsize=10)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, f"{TITLE}; best of {repeats}", title_size=10)
 
 
 def claims(rows: list[dict]) -> list[dict]:

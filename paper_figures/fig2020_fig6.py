@@ -21,6 +21,7 @@ from dynamics import models
 
 from . import fig09a_segment_chain as fig09a
 from ._dynamics import OURS_COLOR, PEER_COLOR, label, one_blas_thread
+from ._plotting import finish_axes, ok_rows, save_figure
 
 NAME = "fig2020_fig6"
 TITLE = ("Chains of m four-link segments, 1000 steps of Δt = 10 ms "
@@ -72,8 +73,7 @@ def compute(quick: bool = True, segments=None, steps: int = 1000, repeats: int |
 
 
 def _ok(rows, solver):
-    return sorted((r for r in rows if r["solver"] == solver and r["status"] == "ok"),
-                  key=lambda r: r["m"])
+    return ok_rows(rows, "m", solver=solver)
 
 
 def _reliable(r) -> bool:
@@ -134,14 +134,8 @@ def plot(rows: list[dict], path) -> None:
                label=f"{RELIABLE:g} m: 'unreliable' threshold")
     ax.set_ylabel("loop-constraint violation [m]")
     ax.set_title("(b) do the loops stay closed? (10 s, Δt = 10 ms)", fontsize=10)
-    for ax in axes:
-        ax.set_xlabel("number of four-link segments m")
-        ax.set_xticks(ms)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.suptitle(TITLE, fontsize=11)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    finish_axes(axes, xlabel="number of four-link segments m", xticks=ms)
+    save_figure(fig, path, TITLE)
 
 
 def claims(rows: list[dict]) -> list[dict]:

@@ -72,43 +72,8 @@ def check(rows: list[dict]) -> None:
 
 
 def plot(rows: list[dict], path) -> None:
-    import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
-
-    tols = sorted({r["tol"] for r in rows}, reverse=True)
-    fig, axes = plt.subplots(1, len(tols), figsize=(5 * len(tols), 5.4), sharey=True,
-                             layout="constrained", squeeze=False)
-    steps = rows[0]["steps"] if rows else 1000
-    sizes = sorted({r["n"] for r in rows})
-    ymax = max((r["seconds"] for r in rows if r["status"] == "ok"), default=1.0)
-    for ax, tol, letter in zip(axes[0], tols, "abc", strict=False):
-        for solver in SOLVERS:
-            rs = fig10._series(rows, solver, tol)
-            if rs:
-                ax.loglog([r["n"] for r in rs], [r["seconds"] for r in rs], marker="o", ms=4,
-                          ls=fig10.LINESTYLES.get(solver, "-"), color=COLORS[solver])
-            bad = [r["n"] for r in rows if r["solver"] == solver and r["tol"] == tol
-                   and r["status"] != "ok"]
-            if bad:
-                y = 1.5 * ymax * 1.2 ** SOLVERS.index(solver)   # one row per solver
-                ax.plot(bad, [y] * len(bad), "x", ms=10, mew=2, color=COLORS[solver])
-        ax.set_title(f"({letter}) tolerance {tol:g}", fontsize=10)
-        ax.set_xlabel("number of links n")
-        ax.set_xticks(sizes)
-        ax.xaxis.set_major_formatter(ScalarFormatter())
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0][0].set_ylabel(f"time for {steps} steps [s] (Δt = {fig10.DT * 1e3:g} ms)")
-    handles = [Line2D([], [], color=COLORS[s], marker="o", ms=4,
-                      ls=fig10.LINESTYLES.get(s, "-"), label=method_label(s)) for s in SOLVERS]
-    handles.append(Line2D([], [], color="gray", marker="x", ls="", mew=2,
-                          label="failed run (no convergence / exception)"))
-    fig.legend(handles=handles, loc="outside lower center", ncol=1, fontsize=8)
-    fig.suptitle(TITLE + "; red / yellow: Fan et al. 2018, dashed: Lee et al. 2016",
-                 fontsize=10)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    fig10.plot_tolerances(rows, path, method_label, TITLE + "; red / yellow: Fan et al. 2018, "
+                          "dashed: Lee et al. 2016")
 
 
 def claims(rows: list[dict]) -> list[dict]:

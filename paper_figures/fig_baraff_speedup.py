@@ -32,6 +32,7 @@ from comparisons.runner import time_call
 from comparisons.solvers import package_version
 
 from ._dynamics import one_blas_thread
+from ._plotting import finish_axes, save_figure
 
 NAME = "baraff1996_speedup"
 TITLE = "O(n) sparse vs O(n³) dense solve of Baraff's KKT system for body chains (Baraff 1996 §9)"
@@ -177,14 +178,10 @@ def plot(rows: list[dict], path) -> None:
     axes[1].axhline(1.0, color="black", lw=0.7)
     axes[1].set_ylabel("speed-up of the sparse solve [×]")
     axes[1].set_title("(b) dense / sparse time ratio", fontsize=10)
-    for ax in axes:
-        ax.set_xlabel("number of multipliers 3(n − 1) (chain of n 6-dof bodies, ball joints)")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+    finish_axes(axes, xlabel="number of multipliers 3(n − 1) (chain of n 6-dof bodies, ball "
+                "joints)", legend_size=8)
     repeats = rows[0].get("repeats", "N") if rows else "N"
-    fig.suptitle(f"{TITLE}; best of {repeats}, one BLAS thread", fontsize=11)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, f"{TITLE}; best of {repeats}, one BLAS thread")
 
 
 def claims(rows: list[dict]) -> list[dict]:

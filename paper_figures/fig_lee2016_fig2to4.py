@@ -38,6 +38,7 @@ from dynamics.minimal.svi import simulate_svi
 from dynamics.minimal.variational import variational_step
 
 from ._dynamics import label, sample_indices, versions
+from ._plotting import finish_axes, save_figure, size_ticks
 
 NAME = "lee2016_fig2_4"
 TITLE = ("Linear-time variational integrator, box chains "
@@ -256,7 +257,6 @@ def check(rows: list[dict]) -> None:
 
 def plot(rows: list[dict], path) -> None:
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     fig, axes = plt.subplots(2, 3, figsize=(19, 11), layout="constrained")
     ax = axes[0][0]
@@ -293,9 +293,7 @@ def plot(rows: list[dict], path) -> None:
                          label=method_label(s))
     dofs = sorted({r["dof"] for r in timing})
     for a in (axes[0][1], axes[0][2]):
-        a.set_xticks(sorted(set(dofs) | set(PAPER_SPEEDUP)) if a is axes[0][2] else dofs)
-        a.xaxis.set_major_formatter(ScalarFormatter())
-        a.xaxis.set_minor_formatter(NullFormatter())
+        size_ticks(a, sorted(set(dofs) | set(PAPER_SPEEDUP)) if a is axes[0][2] else dofs)
     axes[0][1].set_xlabel("degrees of freedom (bodies in the chain)")
     axes[0][1].set_ylabel(f"time for {steps} steps of Δt = 1 ms [s]")
     axes[0][1].set_title("(b) Fig. 3: time vs DOF (IG1, tol 1e-11, compiled loop)",
@@ -349,11 +347,8 @@ def plot(rows: list[dict], path) -> None:
     ax.set_title("(f) iterations by initial guess\n(paper, zero guess: Newton 4, RIQN 5.69)",
                  fontsize=9)
     ax.legend(fontsize=7)
-    for a in axes.flat:
-        a.grid(True, which="both", alpha=0.3)
-    fig.suptitle(TITLE, fontsize=11)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    finish_axes(axes, legend=False)
+    save_figure(fig, path, TITLE, dpi=110)
 
 
 def claims(rows: list[dict]) -> list[dict]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from comparisons.general_joints_bench import PAPER_TABLE1_MS, general_joints_bench
 
 from ._dynamics import one_blas_thread, versions
+from ._plotting import save_figure
 
 NAME = "si_guenter_table1"
 TITLE = "ABA and general-joint timings, ms per call (Si & Guenter Table 1)"
@@ -131,11 +132,9 @@ def plot(rows: list[dict], path) -> None:
     ax.set_ylabel("time per forward-dynamics call [ms]")
     ax.grid(True, which="both", axis="y", alpha=0.3)
     fig.legend(fontsize=7, ncol=4, loc="outside lower center")
-    number = rows[0]["number"] if rows else "N"
-    fig.suptitle(f"{TITLE}; ours: best of {rows[0]['repeats'] if rows else 'N'} × {number} "
-                 "calls, this machine, 1 BLAS thread", fontsize=10)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    number, repeats = (rows[0]["number"], rows[0]["repeats"]) if rows else ("N", "N")
+    save_figure(fig, path, f"{TITLE}; ours: best of {repeats} × {number} calls, this machine, "
+                "1 BLAS thread", title_size=10)
 
 
 def claims(rows: list[dict]) -> list[dict]:

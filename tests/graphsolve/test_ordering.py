@@ -1,14 +1,12 @@
-"""Tests for graphsolve.ordering: elimination orderings, fill prediction and the Analysis object.
+"""Tests for graphsolve.ordering: the elimination orderings and the fill that ``analyze`` predicts
+for them (the Analysis object itself: test_analysis.py).
 
-Oracles are independent of the library: DFS trees and back edges from networkx
-(``nx.dfs_tree``), a symbolic elimination performed on a networkx copy of the graph, and
-hand-built patterns (Brüdigam et al. 2023, §4.1-4.2).
+Oracles are independent of the library (symbolic_oracles.py): DFS trees and back edges from
+networkx (``nx.dfs_tree``), a symbolic elimination performed on a networkx copy of the graph,
+and hand-built patterns (Brüdigam et al. 2023, §4.1-4.2).
 """
 
 from __future__ import annotations
-
-import dataclasses
-import itertools
 
 import networkx as nx
 import numpy as np
@@ -25,123 +23,18 @@ from graphsolve.symbolic import (
     minimum_degree,
     weighted_postorder,
 )
+from tests.graphsolve.symbolic_oracles import (
+    check_against_symbolic,
+    check_basic_consistency,
+    cyclic_children_fill,
+    dfs_structure,
+    relabelled,
+    symbolic_elimination,
+)
 
 FAST = settings(max_examples=25, deadline=None)
 NAMED = tuple(o for o in gs.ORDERINGS if o != "auto")     # the summary's columns
 DFS_ORDERINGS = ("brudigam", "dfs")
-
-
-# ---------------------------------------------------------------------------------------------
-# independent oracles
-# ---------------------------------------------------------------------------------------------
-
-
-def pair(u: int, v: int) -> tuple[int, int]:
-    return (u, v) if u < v else (v, u)
-
-
-def symbolic_elimination(G: nx.Graph, order) -> tuple[set[tuple[int, int]], nx.Graph]:
-    """Eliminate ``order`` on a copy of ``G`` (joining the remaining neighbours of every
-    eliminated node). Returns the fill pairs and the filled graph."""
-    H = nx.Graph()
-    H.add_nodes_from(G.nodes)
-    H.add_edges_from(G.edges)
-    filled = H.copy()
-    for v in order:
-        nbrs = list(H[v])
-        for a, b in itertools.combinations(nbrs, 2):
-            H.add_edge(a, b)
-            filled.add_edge(a, b)
-        H.remove_node(v)
-    fill = {pair(u, v) for u, v in filled.edges if not G.has_edge(u, v)}
-    return fill, filled
-
-
-def sorted_copy(G: nx.Graph) -> nx.Graph:
-    """G with sorted adjacency: the library's DFS visits neighbours in increasing node id."""
-    H = nx.Graph()
-    H.add_nodes_from(sorted(G))
-    H.add_edges_from(sorted(tuple(sorted(e)) for e in G.edges))
-    return H
-
-
-def dfs_structure(G: nx.Graph, roots):
-    """DFS forest of G from ``roots`` (networkx, neighbours in increasing id), back edges
-    oriented (descendant, ancestor), and the tree parent of every node."""
-    G = sorted_copy(G)
-    tparent: dict[int, int] = {}
-    tree_edges: set[frozenset] = set()
-    depth: dict[int, int] = {}
-    for r in roots:
-        T = nx.dfs_tree(G, r)
-        tparent[r] = -1
-        depth[r] = 0
-        for u, v in nx.bfs_edges(T, r):         # T is directed root -> leaves
-            tparent[v] = u
-            depth[v] = depth[u] + 1
-        tree_edges |= {frozenset(e) for e in T.edges}
-    assert set(tparent) == set(G.nodes), "roots must cover every component"
-    back = []
-    for u, v in G.edges:
-        if frozenset((u, v)) in tree_edges:
-            continue
-        x, a = (u, v) if depth[u] > depth[v] else (v, u)
-        back.append((x, a))
-    return tparent, back
-
-
-def tree_path_up(tparent, x, a):
-    """Nodes on the tree path from x up to (and excluding) its ancestor a."""
-    out = []
-    w = x
-    while w != a:
-        out.append(w)
-        w = tparent[w]
-        assert w != -1, f"{a} is not an ancestor of {x}"
-    return out
-
-
-def cyclic_children_fill(G: nx.Graph, roots) -> set[tuple[int, int]]:
-    """Brüdigam's pattern: every back edge (x, a) links a to every node of the tree path from
-    a down to x; fill = those pairs minus graph edges."""
-    tparent, back = dfs_structure(G, roots)
-    pairs = set()
-    for x, a in back:
-        for w in tree_path_up(tparent, x, a):
-            pairs.add(pair(a, w))
-    return {p for p in pairs if not G.has_edge(*p)}
-
-
-def check_basic_consistency(G: nx.Graph, an) -> None:
-    n = G.number_of_nodes()
-    order = an.elimination_order
-    assert sorted(order) == list(range(n))
-    assert len(an.position) == n
-    for k, v in enumerate(order):
-        assert an.position[v] == k
-    # fill blocks: sorted (i < j) pairs, none of them a graph edge
-    assert list(an.fill_blocks) == sorted(an.fill_blocks)
-    assert all(i < j and not G.has_edge(i, j) for i, j in an.fill_blocks)
-    assert len(set(an.fill_blocks)) == len(an.fill_blocks)
-
-
-def check_against_symbolic(G: nx.Graph, an) -> None:
-    """fill, children and parents agree with a symbolic elimination on networkx."""
-    fill, filled = symbolic_elimination(G, an.elimination_order)
-    assert set(an.fill_blocks) == fill
-    pos = {v: k for k, v in enumerate(an.elimination_order)}
-    for v in G.nodes:
-        earlier = sorted((u for u in filled[v] if pos[u] < pos[v]), key=pos.__getitem__)
-        later = sorted((u for u in filled[v] if pos[u] > pos[v]), key=pos.__getitem__)
-        assert tuple(an.children[v]) == tuple(earlier), v
-        assert tuple(an.parents[v]) == tuple(later), v
-        assert an.parent[v] == (later[0] if later else -1), v
-    # roots: one per component, the last eliminated node of that component
-    comps = list(nx.connected_components(G))
-    assert len(an.roots) == len(comps)
-    for comp in comps:
-        last = max(comp, key=pos.__getitem__)
-        assert last in an.roots
 
 
 # ---------------------------------------------------------------------------------------------
@@ -657,219 +550,8 @@ def test_given_root_tree_kkt_is_last():
 
 
 # ---------------------------------------------------------------------------------------------
-# (6) summary
+# (6) ordering="auto", the library orderings and the cheap symbolic count
 # ---------------------------------------------------------------------------------------------
-
-
-def parse_summary(text: str) -> dict[str, list[str]]:
-    rows = {}
-    for line in text.splitlines():
-        name, values = line[:14].strip(), line[14:].split()
-        rows[name] = values
-    return rows
-
-
-@pytest.mark.parametrize(
-    "make",
-    [lambda: gen.ladder(8), lambda: gen.net(4), lambda: gen.random_graph(15, 5, seed=1),
-     lambda: gen.constraint_graph(gen.ladder(6))],
-    ids=["ladder8", "net4", "random", "kkt_ladder"],
-)
-@pytest.mark.parametrize("first", NAMED)
-def test_summary_compares_orderings(make, first):
-    G = make()
-    an = gs.analyze(G, first)
-    text = an.summary()
-    for name in NAMED:
-        assert name in text
-    rows = parse_summary(text)
-    names = rows["ordering"]
-    assert sorted(names) == sorted(NAMED)
-    assert names[0] == first
-    fills = dict(zip(names, rows["fill pairs"], strict=True))
-    for name in NAMED:
-        expected, _ = symbolic_elimination(G, gs.analyze(G, name).elimination_order)
-        assert int(fills[name]) == len(expected) == len(gs.analyze(G, name).fill_blocks)
-    assert rows["nodes"] == [str(G.number_of_nodes())] * len(NAMED)
-    assert rows["edges"] == [str(G.number_of_edges())] * len(NAMED)
-
-
-def test_summary_columns_match_direct_analyses_small():
-    # K4 minus the edge 0-1, edges inserted in a scrambled order: the analysis must depend only
-    # on the structure (the DFS visits neighbours in increasing id), and the summary must report
-    # the fill of the orderings analyze() produces on this very graph.
-    G = nx.Graph()
-    G.add_nodes_from(range(4))
-    G.add_edges_from([(1, 3), (0, 2), (2, 3), (0, 3), (1, 2)])
-    direct = {name: gs.analyze(G, name) for name in NAMED}
-    plain = gs.analyze(sorted_copy(G), "brudigam")
-    assert direct["brudigam"].elimination_order == plain.elimination_order
-    assert set(direct["brudigam"].fill_blocks) == symbolic_elimination(
-        G, direct["brudigam"].elimination_order)[0] == set(plain.fill_blocks)
-    for first in NAMED:
-        rows = parse_summary(direct[first].summary())
-        fills = dict(zip(rows["ordering"], rows["fill pairs"], strict=True))
-        assert fills == {name: str(direct[name].n_fill) for name in NAMED}, first
-
-
-def test_summary_without_compare_and_given_ordering():
-    G = gen.ladder(6)
-    text = gs.analyze(G).summary(compare=False)
-    rows = parse_summary(text)
-    assert rows["ordering"] == ["brudigam"]
-    assert rows["fill pairs"] == ["2"]
-    perm = [0, 1, 2, 3, 4, 5]
-    rows = parse_summary(gs.analyze(G, perm).summary())
-    assert rows["ordering"][0] == "given"
-    assert sorted(rows["ordering"][1:]) == sorted(NAMED)
-    fill_given, _ = symbolic_elimination(G, perm)
-    assert rows["fill pairs"][0] == str(len(fill_given))
-
-
-# ---------------------------------------------------------------------------------------------
-# (7) O(n) on trees
-# ---------------------------------------------------------------------------------------------
-
-
-@given(n=st.integers(1, 80), seed=st.integers(0, 10_000), ordering=st.sampled_from(DFS_ORDERINGS))
-@FAST
-def test_tree_block_counts(n, seed, ordering):
-    G = gen.random_tree(n, seed=seed)
-    an = gs.analyze(G, ordering, block_sizes=3)
-    bc = an.block_counts
-    assert bc["update_triples"] == 0
-    assert bc["factor_pairs"] == n - 1
-    assert bc["fill_pairs"] == 0
-    assert bc["matrix_pairs"] == n - 1
-    assert bc["diagonal"] == n
-    # L + D + U of a tree: n diagonal blocks and 2 (n - 1) off-diagonal blocks of 3 x 3
-    assert an.factor_nnz == 9 * n + 2 * 9 * (n - 1)
-
-
-def test_forest_block_counts():
-    G = gen.random_graph(40, seed=5, components=4)
-    bc = gs.analyze(G).block_counts
-    assert bc["factor_pairs"] == 36
-    assert bc["update_triples"] == 0
-
-
-@pytest.mark.parametrize("s", [1, 3, 6])
-@pytest.mark.parametrize("method", ["ldu", "ldlt"])
-def test_flops_linear_on_paths(s, method):
-    f100 = gs.analyze(gen.path(100), block_sizes=s).flops(method)
-    f400 = gs.analyze(gen.path(400), block_sizes=s).flops(method)
-    assert 3.5 <= f400 / f100 <= 4.5
-    n100 = gs.analyze(gen.path(100), block_sizes=s).factor_nnz
-    n400 = gs.analyze(gen.path(400), block_sizes=s).factor_nnz
-    assert 3.5 <= n400 / n100 <= 4.5
-
-
-def test_flops_linear_on_random_trees():
-    f1 = gs.analyze(gen.random_tree(100, seed=1), block_sizes=6).flops()
-    f4 = gs.analyze(gen.random_tree(400, seed=1), block_sizes=6).flops()
-    assert 3.5 <= f4 / f1 <= 4.5
-
-
-def test_flops_bad_order_is_superlinear():
-    # the natural order on a star rooted at 0 eliminates the hub first: complete fill
-    G = gen.star(30)
-    bad = gs.analyze(G, "natural")
-    good = gs.analyze(G, "brudigam")
-    assert len(bad.fill_blocks) == 29 * 28 // 2
-    assert good.fill_blocks == ()
-    assert bad.flops() > 5 * good.flops()
-
-
-# ---------------------------------------------------------------------------------------------
-# (8) immutability
-# ---------------------------------------------------------------------------------------------
-
-
-LAYOUT = ("block_sizes", "position", "order", "d_ptr", "x_ptr", "fe_parent", "fe_child",
-          "fe_ptr", "child_ptr", "parent_ptr", "parent_edges", "sched_ptr", "sched_ic2",
-          "sched_c1c2")
-
-
-def test_analysis_is_frozen():
-    an = gs.analyze(gen.ladder(8))
-    for attr in ("fill_blocks", "elimination_order", "ordering", "roots", "parent",
-                 "graph", "position"):
-        with pytest.raises(dataclasses.FrozenInstanceError):
-            setattr(an, attr, None)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        del an.fill_blocks
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        an.new_attribute = 1
-    for attr in ("elimination_order", "roots", "parent", "parents", "children",
-                 "acyclic_children", "cyclic_children", "loop_openers", "fill_blocks",
-                 "deferred"):
-        value = getattr(an, attr)
-        assert isinstance(value, tuple)
-        assert all(isinstance(x, (int, tuple)) for x in value)
-
-
-@pytest.mark.parametrize("attr", LAYOUT)
-def test_layout_arrays_read_only(attr):
-    an = gs.analyze(gen.ladder(8))
-    a = getattr(an, attr)
-    assert isinstance(a, np.ndarray)
-    assert not a.flags.writeable
-    if a.size:
-        with pytest.raises(ValueError):
-            a[0] = 1
-        with pytest.raises(ValueError):
-            a[...] = 0
-
-
-def test_analysis_graph_frozen_and_independent_of_input():
-    G = gen.ladder(6)
-    an = gs.analyze(G)
-    fill = an.fill_blocks
-    with pytest.raises(nx.NetworkXError):
-        an.graph.add_edge(0, 5)
-    G.add_edge(0, 5)                      # mutating the input does not touch the analysis
-    assert not an.graph.has_edge(0, 5)
-    assert an.fill_blocks == fill
-    assert {frozenset(e) for e in an.graph.edges} == {frozenset(e) for e in gen.ladder(6).edges}
-
-
-@given(n=st.integers(1, 40), extra=st.integers(0, 12), comps=st.integers(1, 4),
-       seed=st.integers(0, 10_000), ordering=st.sampled_from(NAMED))
-@FAST
-def test_matrix_analysis_equals_graph_analysis(n, extra, comps, seed, ordering):
-    """``analyze(A)`` reads the matrix's adjacency and zero diagonal blocks directly; it must
-    equal the analysis of ``A``'s graph given the same sizes and zero-diagonal nodes (forests
-    with isolated nodes, cycles, zero pivots that get deferred)."""
-    comps = min(comps, n)
-    sizes_c = [n // comps + (1 if i < n % comps else 0) for i in range(comps)]
-    extra = min(extra, sum(s * (s - 1) // 2 for s in sizes_c) - (n - comps))
-    G = gen.random_graph(n, extra_edges=extra, seed=seed, components=comps)
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(1, 4, n)
-    A = gs.BlockMatrix(G, sizes, rng.standard_normal(
-        int(gs.BlockMatrix(G, sizes).edge_ptr[-1])))
-    for v in rng.choice(n, size=n // 4, replace=False):        # zero diagonal blocks
-        A.data[A.diag_ptr[v]:A.diag_ptr[v + 1]] = 0.0
-    zero = A.zero_diagonal()
-    a = gs.analyze(A, ordering)
-    b = gs.analyze(G, ordering, block_sizes=sizes, zero_diagonal=zero)
-    for f in dataclasses.fields(a):
-        x, y = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(x, np.ndarray):
-            np.testing.assert_array_equal(x, y, err_msg=f.name)
-        else:
-            assert x == y, f.name
-
-
-# ---------------------------------------------------------------------------------------------
-# (10) ordering="auto", the library orderings and the cheap symbolic count
-# ---------------------------------------------------------------------------------------------
-
-
-def relabelled(G: nx.Graph, seed: int) -> nx.Graph:
-    """``G`` with its node ids randomly permuted (a user's own numbering of the same graph)."""
-    perm = np.random.default_rng(seed).permutation(G.number_of_nodes())
-    return nx.relabel_nodes(G, dict(enumerate(perm.tolist())))
 
 
 def cost(an: gs.Analysis) -> int:
@@ -965,14 +647,6 @@ def test_auto_on_forests_takes_brudigam_alone():
     assert [c[0] for c in an.candidates] == ["brudigam"]
 
 
-def test_auto_summary_reports_the_choice_and_every_candidate():
-    an = gs.analyze(gen.crystal(4), block_sizes=6)
-    last = an.summary(compare=False).splitlines()[-1]
-    assert last.startswith(f"auto chose {an.ordering!r} from ")
-    for name, _, flops in an.candidates:
-        assert name in last and f"{flops:.3g}" in last
-
-
 @pytest.mark.parametrize("ordering", ["amd", "nd"])
 def test_library_orderings_are_permutations_with_their_source(ordering):
     G = relabelled(gen.net(7), 1)
@@ -1035,42 +709,6 @@ def test_brudigam_cm_given_root_is_last():
     G = relabelled(gen.ladder(12), 2)
     an = gs.analyze(G, "brudigam-cm", root=5)
     assert an.elimination_order[-1] == 5
-
-
-@pytest.mark.parametrize("make", [lambda: gen.net(6), lambda: gen.crystal(3),
-                                  lambda: gen.constraint_graph(gen.ladder(6))],
-                         ids=["net6", "crystal3", "kkt_ladder"])
-def test_summary_counted_columns_equal_full_analyses(make, monkeypatch):
-    # Above SUMMARY_FULL_PAIRS a compared ordering is only counted (a dense DFS factor of a large
-    # crystal does not fit in memory): the counted values must be the full analysis's.
-    from graphsolve import ordering as ordering_module
-
-    G = make()
-    an = gs.analyze(G, "amd")
-    full = parse_summary(an.summary())
-    monkeypatch.setattr(ordering_module, "SUMMARY_FULL_PAIRS", 0)
-    counted = parse_summary(an.summary())
-    assert counted["ordering"] == full["ordering"]
-    for row in ("nodes", "edges", "fill pairs", "factor pairs", "deferred", "factor scalars",
-                "flops ldu"):
-        assert counted[row] == full[row], row
-    assert counted["update triples"][1:] == ["-"] * (len(full["ordering"]) - 1)
-    assert counted["update triples"][0] == full["update triples"][0]
-
-
-def test_summary_leaves_out_orderings_far_worse_than_its_own(monkeypatch):
-    from graphsolve import ordering as ordering_module
-
-    G = nx.ladder_graph(60)                      # rail by rail: DFS orders explode
-    an = gs.analyze(G, "amd")
-    monkeypatch.setattr(ordering_module, "SUMMARY_COMPARE_LIMIT", 3)
-    text = an.summary()
-    rows = parse_summary(text)
-    assert "brudigam-cm" in rows["ordering"] and "brudigam" not in rows["ordering"]
-    last = text.splitlines()[-1]
-    assert last.startswith("not shown") and "brudigam," in last and "dfs" in last
-    # block_counts counts the update triples without listing them
-    assert an.block_counts["update_triples"] == len(an.sched_ic2)
 
 
 @settings(max_examples=40, deadline=None)
