@@ -10,6 +10,7 @@ values into a factor buffer with a single vectorized gather.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -102,7 +103,8 @@ class BlockMatrix:
             self._graph.graph["zero_diagonal"] = self._zero_at_build
         return self
 
-    def _init_layout(self, graph: nx.Graph, block_sizes, data) -> None:
+    def _init_layout(self, graph: nx.Graph, block_sizes: Sequence[int] | np.ndarray,
+                     data: np.ndarray | None) -> None:
         n = check_graph(graph)
         sizes = np.array(block_sizes, dtype=np.int64)   # a copy: the layout becomes read-only
         if sizes.shape != (n,):
@@ -177,7 +179,8 @@ class BlockMatrix:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_scipy(cls, S, block_sizes: Sequence[int] | int | None = None,
+    def from_scipy(cls, S: sp.sparray | sp.spmatrix | np.ndarray,
+                   block_sizes: Sequence[int] | int | None = None,
                    graph: nx.Graph | None = None) -> BlockMatrix:
         """Partition a square sparse (or dense) matrix into blocks.
 
@@ -233,13 +236,14 @@ class BlockMatrix:
             sizes = raw.astype(np.int64)
         if sizes.sum() != N:
             raise ShapeError(f"block sizes sum to {int(sizes.sum())} but the matrix has N = {N}")
-        transposed = S.format == "csc"             # CSC arrays are the CSR arrays of S.T
-        S = S if S.format in ("csr", "csc") else S.tocsr()
-        if not S.has_canonical_format:             # duplicates must add up before the pattern
-            S = S.copy()
-            S.sum_duplicates()
-        indptr, indices = S.indptr, S.indices
-        vals = np.asarray(S.data, dtype=np.float64)
+        C: Any = S                                 # sparse from here on
+        transposed = C.format == "csc"             # CSC arrays are the CSR arrays of S.T
+        C = C if C.format in ("csr", "csc") else C.tocsr()
+        if not C.has_canonical_format:             # duplicates must add up before the pattern
+            C = C.copy()
+            C.sum_duplicates()
+        indptr, indices = C.indptr, C.indices
+        vals = np.asarray(C.data, dtype=np.float64)
         n = sizes.size
         off = block_offsets(sizes)
         uniform = int(sizes[0]) if np.all(sizes == sizes[0]) else 0
@@ -513,7 +517,8 @@ class BlockMatrix:
             zero.update(i for i, r in self._graph.nodes(data="role") if r == "constraint")
         return tuple(sorted(zero))
 
-    def _scatter(self, bi, bj, li, lj, vals) -> None:
+    def _scatter(self, bi: np.ndarray, bj: np.ndarray, li: np.ndarray, lj: np.ndarray,
+                 vals: np.ndarray) -> None:
         """Write entries given by block and local coordinates into :attr:`data`."""
         s = self.block_sizes
         diag = bi == bj
@@ -532,7 +537,7 @@ class BlockMatrix:
         self.data[self.edge_ptr[k] + li[~diag] * s[oj] + lj[~diag]] = vals[~diag]
 
 
-def infer_block_sizes(S) -> np.ndarray:
+def infer_block_sizes(S: sp.sparray | sp.spmatrix | np.ndarray) -> np.ndarray:
     """Block sizes of a square sparse (or dense) matrix: maximal runs of consecutive rows whose
     sparsity patterns in ``S + Sᵀ + I`` are identical (*supervariables*).
 
@@ -580,7 +585,7 @@ def _check_dtype(dtype: np.dtype, what: str) -> None:
         raise DTypeError(f"{what} has dtype {dtype}; expected real numbers")
 
 
-def _as_float64(a, what: str) -> np.ndarray:
+def _as_float64(a: Any, what: str) -> np.ndarray:
     """``a`` as a float64 array (no copy if it already is one); DTypeError if complex."""
     a = np.asarray(a)
     _check_dtype(a.dtype, what)
@@ -588,7 +593,8 @@ def _as_float64(a, what: str) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- random matrices
-def random_block_matrix(G: nx.Graph, kind: str = "spd", block_size: int = 6, seed=0
+def random_block_matrix(G: nx.Graph, kind: str = "spd", block_size: int = 6,
+                        seed: int | np.integer | np.random.Generator | None = 0
                         ) -> BlockMatrix:
     """A random, well-conditioned matrix on the graph ``G``.
 

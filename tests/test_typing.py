@@ -37,13 +37,9 @@ PUBLIC_MODULES = (
     "graphsolve.symbolic",
 )
 
-#: Public names defined in graphsolve/matrix.py with a parameter still unannotated (the file
-#: is being reworked on another branch; annotate them there, then drop them here: the test
-#: fails once they are annotated, so that this list only shrinks).
-PENDING = {
-    "graphsolve.matrix.BlockMatrix.from_scipy": ["parameter S"],
-    "graphsolve.matrix.random_block_matrix": ["parameter seed"],
-}
+#: Public names with a parameter still unannotated (the test fails once they are annotated,
+#: so that this list only shrinks). Empty: every public signature is annotated.
+PENDING: dict[str, list[str]] = {}
 
 
 def missing_annotations(fn, is_method: bool = False) -> list[str]:
@@ -138,7 +134,7 @@ def test_the_signature_check_names_what_is_missing():
 
 def test_mypy_requires_annotations_in_every_public_module():
     """pyproject's mypy override makes unannotated functions errors in every public module
-    (all functions, private ones included) but graphsolve.matrix, the module of PENDING."""
+    (all functions, private ones included)."""
     tomllib = pytest.importorskip("tomllib")
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
     strict = set()
@@ -146,8 +142,7 @@ def test_mypy_requires_annotations_in_every_public_module():
         if override.get("disallow_untyped_defs") and override.get("disallow_incomplete_defs"):
             modules = override["module"]
             strict |= {modules} if isinstance(modules, str) else set(modules)
-    assert all(name.startswith("graphsolve.matrix.") for name in PENDING)
-    assert strict == set(PUBLIC_MODULES) - {"graphsolve.matrix"}
+    assert strict == set(PUBLIC_MODULES)
 
 
 def test_mypy_finds_no_error_in_graphsolve():
