@@ -99,7 +99,7 @@ ON_MAX_ITER = ("raise", "continue")
 
 class GGLFailure(RuntimeError):
     """Newton did not converge within ``max_iter`` iterations (or produced non-finite
-    values) at step ``step``; ``result`` holds the trajectory up to the last converged step."""
+    values) at step ``step``; ``result`` holds the trajectory up to the step before."""
 
     def __init__(self, message: str, step: int, result: GGLResult):
         super().__init__(message)
@@ -173,8 +173,8 @@ class GGLResult:
     @property
     def velocity_residual(self) -> dict[str, np.ndarray]:
         """``max_j |(G M⁻¹ p_k)_j|`` per row with ``G`` at ``q̄_{k-1} = q_{k-1} + h v_{k-1}``
-        (``"enforced"``, the scheme's ``R₅``; 0 at ``k = 0``: the initial velocity) and at
-        ``q_k`` (``"at_q"``)."""
+        (``"enforced"``, the scheme's ``R₅``; at ``k = 0`` that of the initial velocity) and
+        at ``q_k`` (``"at_q"``, the authors' postprocessed velocity constraint)."""
         c = self.system.constraints
         u = self.p @ self.system.mass_inverse
         at_q = np.abs(c.jacobian_times(self.q, u)).max(axis=1)
