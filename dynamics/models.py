@@ -127,7 +127,7 @@ def segment_chain(m: int, *, initial_angle: float = np.pi / 6) -> MechanismSpec:
                          name=f"segment_chain{m}")
 
 
-def double_fourbar(*, initial_velocity: float = 1.0) -> MechanismSpec:
+def double_fourbar(*, initial_velocity: float = 1.0, thin_bars: bool = False) -> MechanismSpec:
     """Double four-bar linkage (IFToMM multibody benchmark; 2023 §5.3, Fig. 12).
 
     Three cranks of 1 m and 1 kg pivot at y = 0, 1, 2 m on the ground; two couplers of 1 m and
@@ -135,9 +135,22 @@ def double_fourbar(*, initial_velocity: float = 1.0) -> MechanismSpec:
     horizontally: the initial crank rate is ``initial_velocity`` (rad/s, tip speed in m/s for
     1 m cranks). Gravity -9.81 m/s² along z. The linkage passes singular configurations when
     all bars are parallel.
+
+    The bars are solid cylinders of radius 5 cm (:func:`rod`; moment of inertia
+    ``m (3 r² + l²)/12`` about the transverse axes), or with ``thin_bars=True`` slender bars of
+    ``J = m l²/12``, the bars of Kinon, Betsch & Schneider (2023) that the 2023 paper says it
+    uses; their axial inertia, which no joint excites (all turn about x), is set to ``J/100``
+    so every body stays regular for ``dynamics.maximal``.
     """
-    crank = [rod(f"crank{i + 1}") for i in range(3)]
-    coupler = [rod(f"coupler{i + 1}") for i in range(2)]
+    if thin_bars:
+        j = 1.0 / 12.0
+
+        def bar(name):
+            return Body(name, 1.0, np.diag([j, j, 1e-2 * j]), Shape("cylinder", (0.01, 1.0)))
+    else:
+        bar = rod
+    crank = [bar(f"crank{i + 1}") for i in range(3)]
+    coupler = [bar(f"coupler{i + 1}") for i in range(2)]
     side = quat.from_axis_angle(_X, np.pi / 2)
     joints = [Joint("pivot1", "revolute", WORLD, "crank1", np.zeros(3), _top(1.0), _X),
               Joint("pin1", "revolute", "crank1", "coupler1", -_top(1.0), _top(1.0), _X,
@@ -156,7 +169,8 @@ def double_fourbar(*, initial_velocity: float = 1.0) -> MechanismSpec:
     w = initial_velocity
     vel = {"pivot1": [w], "pin1": [-w], "pivot2": [w], "pin2": [-w], "pivot3": [w]}
     return MechanismSpec(tuple(crank + coupler), tuple(joints), initial_positions=init,
-                         initial_velocities=vel, name="double_fourbar")
+                         initial_velocities=vel,
+                         name="double_fourbar_thin" if thin_bars else "double_fourbar")
 
 
 def scaled_pendulum(s: float, *, initial_angle: float = np.pi / 2) -> MechanismSpec:

@@ -32,6 +32,7 @@ def label(solver: str) -> str:
         "pinocchio-rk4": f"{pin} RK4",
         "mujoco-euler": f"MuJoCo {v['mujoco']} Euler",
         "solve_ivp": f"SciPy {v['scipy']} solve_ivp DOP853, tol 1e-12",
+        "ggl": "GGL variational method (Kinon, Betsch & Schneider 2023; our NumPy code)",
     }.get(solver, solver)
 
 

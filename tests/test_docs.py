@@ -36,6 +36,8 @@ DOCUMENTED = (
     "dynamics.quaternion",
     "dynamics.maximal",
     "dynamics.rollouts",
+    "dynamics.redundant",
+    "dynamics.ggl",
     "dynamics.minimal",
     "dynamics.minimal.galerkin",
     "dynamics.minimal.svi",
