@@ -171,7 +171,17 @@ class StepSystem:
         self.graph = G
         self.matrix = gs.BlockMatrix(G, sizes)
         zero = list(node.values())
-        base = gs.analyze(G, ordering="brudigam", block_sizes=sizes, zero_diagonal=zero)
+        # The order is that of the graph without the damper edges: a damped joint's edge a - b
+        # then closes its triangle without fill (on a tree: body b, its joint, body a), where
+        # ordering the damped graph itself filled between consecutive joints (a damped
+        # 20-link chain: 37 fill blocks and 74 block updates against 0 and 19; 1.4× faster
+        # steps).
+        undamped = G
+        if len(self._damped_pairs):
+            undamped = G.copy()
+            undamped.remove_edges_from((int(js.parent[k]), int(js.child[k]))
+                                       for k in self._damped_pairs)
+        base = gs.analyze(undamped, ordering="brudigam", block_sizes=sizes, zero_diagonal=zero)
         loop_names = {j.name for j in model.spec.loop_joints}
         loops = {node[k] for k, name in enumerate(js.names) if k in node and name in loop_names}
         if any(js.parent[k] < 0 and name in loop_names for k, name in enumerate(js.names)):
@@ -181,9 +191,11 @@ class StepSystem:
             # Pivot every joint after all of its bodies (joint-joint fill, never singular
             # unless the joints are redundant).
             loops = set(node.values())
-        self.analysis = base if not loops else gs.analyze(
-            G, ordering=_defer(list(base.elimination_order), loops, G), block_sizes=sizes,
-            zero_diagonal=zero)
+        order = list(base.elimination_order)
+        if loops:
+            order = _defer(order, loops, G)
+        self.analysis = base if not loops and undamped is G else gs.analyze(
+            G, ordering=order, block_sizes=sizes, zero_diagonal=zero)
         self.backend = backend
         # Tree mechanisms (no block updates) let the fused Newton kernel use graphsolve's
         # implicit-L factor: one solve per factorization, a third less factor work.
