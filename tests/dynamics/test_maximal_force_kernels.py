@@ -316,3 +316,13 @@ def test_projection_then_compiled_damped_step():
     assert np.abs(a.x - b.x).max() <= POSITION_RTOL * np.abs(b.x).max()
     assert np.abs(a.v - b.v).max() <= VELOCITY_RTOL * np.abs(b.v).max()
 
+
+
+def test_damped_trees_factor_without_fill():
+    """A damped joint's body-body edge closes a triangle with the joint, eliminated without
+    fill in the order of the undamped graph (body, joint, parent body)."""
+    for spec in (models.pendulum(20, damper=0.1),
+                 _with_dampers(models.pendulum(5, joint="spherical"), 0.2)):
+        an = Simulation(spec, dt=0.01).system.analysis
+        assert len(an.fill_blocks) == 0
+        assert int(an.sched_ptr[-1]) == len(spec.joints) - 1      # one update per pair
