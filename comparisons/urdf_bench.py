@@ -22,8 +22,9 @@ The ratios are ``maximal / pinocchio``, ``minimal / pinocchio`` and ``maximal / 
 (step loops). The maximal integrator solves an implicit step with Newton iterations (a
 graphsolve factorization each), the other two take one explicit ABA step, so the ratio is not
 that of equally accurate steps. Joint springs and dampers (``dampers`` column; most URDFs with
-``<dynamics damping>``) take the maximal step off its single compiled call onto the Newton loop
-driven from Python, an order of magnitude slower per step. A robot that one side refuses
+``<dynamics damping>``) stay in the maximal step's single compiled call, but each damped joint
+couples its two bodies in the Newton matrix (an exact damper Jacobian), which makes the
+factorization cyclic: about twice the undamped step. A robot that one side refuses
 (massless links between joints in maximal coordinates, a singular articulated inertia in
 minimal ones) gets NaN there and the reason in ``note``.
 """
@@ -198,8 +199,8 @@ def urdf_timings(corpus_dir=None, *, robots: Collection[str] | None = None,
     -------
     list of dict
         One row per loaded robot: ``robot, base ("fixed" / "floating"), dof, bodies,
-        dampers`` (joint springs or dampers: the maximal step runs its Newton loop in Python;
-        without them it is one compiled call), ``maximal_step_us, maximal_run_us,
+        dampers`` (joint springs or dampers: the maximal step's Newton matrix couples each
+        damped joint's two bodies), ``maximal_step_us, maximal_run_us,
         minimal_step_us, pinocchio_step_us, maximal_over_pinocchio, minimal_over_pinocchio,
         maximal_over_minimal,
         newton_iterations, minimal_backend, note``. Robots that do not load are left out.

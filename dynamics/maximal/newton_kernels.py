@@ -1,5 +1,6 @@
 """numba versions of the per-iteration residual and Jacobian of :mod:`.step_system`, the
-Newton iteration and the whole gravity-only step.
+Newton iteration and the whole gravity-only step (with joint springs, dampers and forces:
+:mod:`.force_kernels`).
 
 Same equations as the NumPy reference (:meth:`StepSystem.residual_reference`,
 :meth:`StepSystem.jacobian_reference`), written as loops over bodies and joints so one Newton
@@ -27,7 +28,7 @@ class NewtonStatus(enum.IntEnum):
     LINE_SEARCH_FAILED = 2
     NONFINITE = 3                # the Newton matrix became non-finite
     SINGULAR_PIVOT = 4           # at ``position`` of the elimination order
-    RATE_LIMIT = 5               # body ``position`` has |ω| >= 2/Δt (step_kernel only)
+    RATE_LIMIT = 5               # body ``position`` has |ω| >= 2/Δt (whole-step kernels only)
 
 
 # plain ints for the compiled kernels (numba folds module-level ints as constants)
@@ -38,7 +39,8 @@ _NONFINITE = int(NewtonStatus.NONFINITE)
 _SINGULAR_PIVOT = int(NewtonStatus.SINGULAR_PIVOT)
 _RATE_LIMIT = int(NewtonStatus.RATE_LIMIT)
 
-__all__ = ["residual_kernel", "jacobian_kernel", "constraint_jacobian_kernel", "newton_kernel"]
+__all__ = ["residual_kernel", "jacobian_kernel", "constraint_jacobian_kernel", "newton_kernel",
+           "step_kernel"]
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
@@ -567,24 +569,22 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, max_iter,
-                history, handle, data, mass, inertia, dt, gravity_wrench, diag_const, G, parent,
-                child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb):
-    """One whole integrator step for mechanisms whose only applied force is gravity.
+def start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt, parent, child,
+               p_a, p_b, q_off, select, nc, jrow, G):
+    """The part of a whole compiled step before Newton: the update rules (11), (17), the
+    constraint Jacobians ``G`` at ``z₁`` and Newton's start in ``s`` (the current
+    ``(v, ω, λ)`` or, with ``extrapolate``, ``2 s_k - s_{k-1}`` with ``s_{k-1}`` in ``prev_*``,
+    unless that rate would reach ``|ω| ≥ 1/Δt``); ``prev_*`` then receive ``s_k``.
 
-    Update rules (11), (17), constraint Jacobians at ``z₁``, then :func:`newton_kernel`,
-    started from the current ``(v, ω, λ)`` or, with ``extrapolate``, from ``2 s_k - s_{k-1}``
-    with ``s_{k-1}`` in ``prev_*`` (unless that rate would reach ``|ω| ≥ 1/Δt``); ``prev_*``
-    then receive ``s_k``. ``x, q, v, w, lam`` are overwritten with the new state (only on
-    success). Returns ``(code, iterations, position)`` as :func:`newton_kernel`, with
-    ``RATE_LIMIT`` for a body whose ``|ω| >= 2/Δt`` (its index in ``position``).
+    Returns ``(x₁, q₁, body)``: ``body >= 0`` is the first body with ``|ω| >= 2/Δt`` (nothing
+    else done then), ``-1`` otherwise.
     """
     nb = x.shape[0]
-    for i in range(nb):
-        if not _omega_s(w[i], dt) > 0.0:
-            return _RATE_LIMIT, 0, i
     x1 = np.empty_like(x)
     q1 = np.empty_like(q)
+    for i in range(nb):
+        if not _omega_s(w[i], dt) > 0.0:
+            return x1, q1, i
     for i in range(nb):
         for c in range(3):
             x1[i, c] = x[i, c] + dt * v[i, c]
@@ -617,19 +617,46 @@ def step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, 
     prev_v[:] = v
     prev_w[:] = w
     prev_lam[:] = lam
+    return x1, q1, -1
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def finish_step(code, it, pos, x, q, v, w, lam, x1, q1, s, nc, jrow):
+    """The state update after Newton: ``x, q, v, w, lam`` from ``z₁`` and the solution ``s``
+    (only if ``code`` is ``CONVERGED``); returns ``(code, it, pos)``."""
+    if code != _CONVERGED:
+        return code, it, pos
+    x[:] = x1
+    q[:] = q1
+    for i in range(x.shape[0]):
+        v[i] = s[6 * i:6 * i + 3]
+        w[i] = s[6 * i + 3:6 * i + 6]
+    for k in range(nc.shape[0]):
+        for r in range(nc[k]):
+            lam[k, r] = s[jrow[k] + r]
+    return _CONVERGED, it, -1
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, max_iter,
+                history, handle, data, mass, inertia, dt, gravity_wrench, diag_const, G, parent,
+                child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb):
+    """One whole integrator step for mechanisms whose only applied force is gravity.
+
+    :func:`start_step` (update rules, constraint Jacobians at ``z₁``, Newton's start, possibly
+    extrapolated), :func:`newton_kernel`, then :func:`finish_step`: ``x, q, v, w, lam`` are
+    overwritten with the new state (only on success). Returns ``(code, iterations,
+    position)`` as :func:`newton_kernel`, with ``RATE_LIMIT`` for a body whose
+    ``|ω| >= 2/Δt`` (its index in ``position``). Joint springs, dampers and forces:
+    :func:`.force_kernels.forced_step_kernel`.
+    """
+    x1, q1, body = start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt,
+                              parent, child, p_a, p_b, q_off, select, nc, jrow, G)
+    if body >= 0:
+        return _RATE_LIMIT, 0, body
     damping = np.zeros((0, 12, 12))
     code, it, pos = newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v, w, mass,
                                   inertia, dt, False, gravity_wrench, damping, False,
                                   diag_const, G, parent, child, p_a, p_b, q_off, select, nc,
                                   jrow, ptr_bj, ptr_jb)
-    if code != _CONVERGED:
-        return code, it, pos
-    x[:] = x1
-    q[:] = q1
-    for i in range(nb):
-        v[i] = s[6 * i:6 * i + 3]
-        w[i] = s[6 * i + 3:6 * i + 6]
-    for k in range(parent.shape[0]):
-        for r in range(nc[k]):
-            lam[k, r] = s[jrow[k] + r]
-    return _CONVERGED, it, -1
+    return finish_step(code, it, pos, x, q, v, w, lam, x1, q1, s, nc, jrow)
