@@ -29,7 +29,7 @@ from .factor import LDLT_SYMMETRY_RTOL, Factorization, GatherMap, resolve_backen
 from .factor_queries import SYSTEMS, partial_solve
 from .kernels import KERNELS
 from .kernels.reference import PIVOT_RTOL
-from .matrix import BlockMatrix, _check_dtype
+from .matrix import BlockMatrix, _as_float64, _check_dtype
 
 __all__ = ["BatchFactorization", "factorize_batch"]
 
@@ -103,7 +103,7 @@ class BatchFactorization:
         raise afterwards: take them again.
         """
         A, an = self.template, self.analysis
-        values = np.asarray(values, dtype=float)
+        values = _as_float64(values, "values")
         if values.ndim != 2 or values.shape[1] != A.data.size:
             raise ShapeError(f"values must have shape (B, {A.data.size}) on the template's "
                              f"layout, got {values.shape}")
@@ -400,6 +400,7 @@ def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
                 raise ShapeError(f"batch item {k} is not a BlockMatrix on the template's "
                                  "graph and block sizes")
         values = np.stack([M.data for M in mats]) if mats else np.empty((0, A.data.size))
+    values = _as_float64(values, "values")       # DTypeError for complex, before any work
     check_batch_values(A, values)
     backend = resolve_backend(backend)
     method = batch_method(A, values, method)

@@ -67,7 +67,7 @@ from .batch import (
 from .errors import GraphSolveError, ShapeError
 from .factor import Factorization, resolve_backend
 from .factor_queries import SYSTEMS
-from .matrix import BlockMatrix, _check_dtype
+from .matrix import BlockMatrix, _as_float64, _check_dtype
 
 if TYPE_CHECKING:
     import dask.array
@@ -346,7 +346,7 @@ class DaskBatchFactorization:
         old factors are released). Raises as :meth:`graphsolve.BatchFactorization.refactor`,
         naming the item by its index in the whole batch."""
         self._require_factors()
-        values = np.asarray(values, dtype=float)
+        values = _as_float64(values, "values")
         if values.ndim != 2 or values.shape != (self.batch_size, self._plan.A.data.size):
             raise ShapeError(f"values must have shape ({self.batch_size}, "
                              f"{self._plan.A.data.size}), got {values.shape}")
@@ -434,7 +434,7 @@ def factorize_batch_dask(A: BlockMatrix, values: np.ndarray, *, client: Client |
         its index in the whole batch.
     """
     client = _resolve_client(client)
-    values = np.asarray(values, dtype=float)
+    values = _as_float64(values, "values")
     method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend)
     plan = _Plan(A, analysis, method, backend, check_thread_count(threads, "threads"))
     if chunk is None:
@@ -492,8 +492,9 @@ def solve_batch_dask(A: BlockMatrix, values: np.ndarray | dask.array.Array,
     if hasattr(values, "__dask_graph__") or hasattr(b, "__dask_graph__"):
         return _solve_dask_array(A, values, b, method, ordering, analysis, backend, threads)
     client = _resolve_client(client)
-    values = np.asarray(values, dtype=float)
+    values = _as_float64(values, "values")
     b = np.asarray(b)
+    _check_dtype(b.dtype, "b")
     method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend)
     _check_rhs(b, values.shape[0], analysis.N)
     plan = _Plan(A, analysis, method, backend, threads)
@@ -518,8 +519,11 @@ def _solve_dask_array(A: BlockMatrix, values: Any, b: Any, method: str,
     import dask
     import dask.array as da
 
-    values = da.asarray(values).astype(float)
+    values = da.asarray(values)
     b = da.asarray(b)
+    _check_dtype(values.dtype, "values")
+    _check_dtype(b.dtype, "b")
+    values = values.astype(float)
     method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend)
     _check_rhs(b, values.shape[0], analysis.N)
     values = values.rechunk({1: -1})

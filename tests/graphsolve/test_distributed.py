@@ -144,6 +144,13 @@ def test_errors_name_the_item_of_the_whole_batch(client):
     assert err.value.node == err_local.value.node
     with pytest.raises(gs.ShapeError):
         gs.distributed.solve_batch_dask(A, vals, b[:-1], client=client)
+    for cvals, cb in ((vals + 1j, b), (vals, b + 1j)):     # refused here, before any task
+        with pytest.raises(gs.DTypeError, match="complex"):
+            gs.distributed.solve_batch_dask(A, cvals, cb, client=client)
+        with pytest.raises(gs.DTypeError, match="complex"):
+            gs.distributed.solve_batch_dask(A, da.from_array(cvals), da.from_array(cb))
+    with pytest.raises(gs.DTypeError, match="complex"):
+        gs.distributed.factorize_batch_dask(A, vals + 1j, client=client)
     with pytest.raises(gs.GraphSolveError, match="chunk"):
         gs.distributed.solve_batch_dask(A, vals, b, client=client, chunk=0)
 
