@@ -17,6 +17,7 @@ from .analysis import Analysis, analyze
 from .batch import BatchFactorization, factorize_batch
 from .constraints import ConstraintSolution, ConstraintSystem, InfeasibleConstraintsError
 from .errors import (
+    BatchIndexError,
     DTypeError,
     GraphError,
     GraphSolveError,
@@ -39,6 +40,7 @@ except _metadata.PackageNotFoundError:  # pragma: no cover - a source tree never
 __all__ = [
     "Analysis",
     "BatchFactorization",
+    "BatchIndexError",
     "BlockMatrix",
     "ConstraintSolution",
     "ConstraintSystem",

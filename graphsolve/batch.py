@@ -13,13 +13,23 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from . import factor_queries as queries
 from .analysis import Analysis, analyze
-from .errors import GraphSolveError, NonFiniteError, ShapeError, SingularBlockError
-from .factor import LDLT_SYMMETRY_RTOL, GatherMap, resolve_backend
+from .errors import (
+    BatchIndexError,
+    GraphSolveError,
+    NonFiniteError,
+    ShapeError,
+    SingularBlockError,
+)
+from .factor import LDLT_SYMMETRY_RTOL, Factorization, GatherMap, resolve_backend
+from .factor_queries import SYSTEMS, partial_solve
 from .kernels import KERNELS
-from .matrix import BlockMatrix
+from .kernels.reference import PIVOT_RTOL
+from .matrix import BlockMatrix, _as_float64, _check_dtype
 
 __all__ = ["BatchFactorization", "factorize_batch"]
 
@@ -28,7 +38,16 @@ class BatchFactorization:
     """LDU / LDLᵀ factorizations of a batch of matrices sharing one pattern.
 
     Made by :func:`factorize_batch`. Item ``k`` satisfies the identity of
-    :class:`~graphsolve.Factorization` for the matrix ``A.with_data(values[k])``.
+    :class:`~graphsolve.Factorization` for the matrix ``A.with_data(values[k])``, with the
+    permutation :attr:`perm` shared by the batch.
+
+    The batch answers for all items at once: :meth:`solve` (every system of
+    :meth:`graphsolve.Factorization.solve`), :meth:`slogdet`, :meth:`inertia`, :attr:`perm`
+    and :attr:`P`. ``F[k]`` (or ``F.item(k)``) is item ``k`` as a read-only
+    :class:`~graphsolve.Factorization` on which every query of a single factorization works
+    (``F[k].L``, ``F[k].D``, ``F[k].U``, ``F[k].solve(b, system="L")``, ...), with the values a
+    factorization of that item's matrix on the same analysis would hold; ``len(F)`` is the
+    batch size and ``for Fk in F`` runs over the items.
 
     Attributes
     ----------
@@ -52,6 +71,8 @@ class BatchFactorization:
         self.batch_size = 0
         self.workers: int | None = None
         self._valid = False
+        self._counts: dict = {}
+        self._generation = 0           # counts refactors that wrote the buffers (item views)
 
     def __getstate__(self) -> dict:
         """Everything but the kernel module and the work buffers' cache of compiled plans
@@ -75,10 +96,14 @@ class BatchFactorization:
         ShapeError, NonFiniteError, GraphSolveError, SingularBlockError
             Wrong shape, NaN/inf (naming the batch item), LDLᵀ of an unsymmetric item, or a
             singular pivot (the message names the batch item and the node; ``.node`` is set).
+
+        Values refused before any work (wrong shape, NaN/inf, LDLᵀ of an unsymmetric item)
+        leave the batch as it was; after a singular pivot the batch is unusable (its queries
+        raise) until a successful refactor. Item views (:meth:`item`) taken before a refactor
+        raise afterwards: take them again.
         """
-        self._valid = False
         A, an = self.template, self.analysis
-        values = np.asarray(values, dtype=float)
+        values = _as_float64(values, "values")
         if values.ndim != 2 or values.shape[1] != A.data.size:
             raise ShapeError(f"values must have shape (B, {A.data.size}) on the template's "
                              f"layout, got {values.shape}")
@@ -96,6 +121,8 @@ class BatchFactorization:
                                       f"{int(np.flatnonzero(bad)[0])} is not; use 'ldu'")
         B = values.shape[0]
         n_diag = int(A.diag_ptr[-1])
+        self._valid = False                 # the buffers change: invalid until success
+        self._generation += 1               # views of items taken before are out of date
         if B != self.batch_size:
             m = int(an.fe_ptr[-1])
             self._D = np.empty((B, n_diag))
@@ -122,21 +149,96 @@ class BatchFactorization:
         self._valid = True
         return self
 
-    def solve(self, b: np.ndarray) -> np.ndarray:
-        """Solve every system: ``b`` of shape ``(B, N)`` or ``(B, N, k)``; returns ``x`` like
-        ``b`` with ``x[i]`` the solution of item ``i``."""
+    def solve(self, b: ArrayLike, system: str = "A", trans: str = "N") -> np.ndarray:
+        """Solve every item's system: ``b`` of shape ``(B, N)`` or ``(B, N, k)``; returns
+        ``x`` like ``b`` (float64) with ``x[i]`` the solution of item ``i``.
+
+        ``system`` and ``trans`` have the meaning of :meth:`graphsolve.Factorization.solve`
+        (``"A"``, ``"L"``, ``"D"``, ``"U"``, ``"Lt"``, ``"P"``, ``"Pt"``; ``trans="T"`` for the
+        transposed system): ``x[i] == F[i].solve(b[i], system, trans)``. ``system="A"`` with
+        ``trans="N"`` (and, for LDLᵀ, ``trans="T"``) runs the batch kernel in one call; the
+        other systems run the single factorization's solves item by item on its explicit
+        factors (built for the call: hold ``F[i]`` to reuse them across calls).
+
+        Raises
+        ------
+        ShapeError
+            ``b`` is not ``(B, N)`` or ``(B, N, k)`` (a scipy.sparse ``b`` included).
+        DTypeError
+            ``b`` is complex or not numeric.
+        NonFiniteError
+            ``b`` contains NaN or inf.
+        ValueError
+            Unknown ``system`` or ``trans``.
+        GraphSolveError
+            The last refactor failed.
+        """
+        if system not in SYSTEMS:
+            raise ValueError(f"system must be one of {SYSTEMS}, got {system!r}")
+        if trans not in ("N", "T"):
+            raise ValueError(f"trans must be 'N' or 'T', got {trans!r}")
         self._require_valid()
         B, N = self.batch_size, self.analysis.N
+        if sp.issparse(b):
+            raise ShapeError(f"a batch right-hand side is a dense ({B}, {N}) or ({B}, {N}, k) "
+                             f"array, got a scipy.sparse {type(b).__name__} (use .toarray(), "
+                             "or solve item by item with F[k].solve)")
         b = np.asarray(b)
+        _check_dtype(b.dtype, "b")
         if b.ndim not in (2, 3) or b.shape[:2] != (B, N):
             raise ShapeError(f"b has shape {b.shape}; expected ({B}, {N}) or ({B}, {N}, k)")
         if not np.isfinite(b).all():
-            raise NonFiniteError("b contains NaN or inf")
+            raise NonFiniteError("b contains NaN or inf (first at index "
+                                 f"{np.argwhere(~np.isfinite(b))[0].tolist()})")
         x = np.array(b, dtype=float, order="C", copy=True)
-        x3 = x.reshape(B, N, -1)
-        self._kernel.solve_batch(self.analysis, self._Dlu, self._piv, self._L, self._U, x3,
-                                 self.method == "ldlt")
+        transposed = trans == "T" and not (self.method == "ldlt" and system == "A")
+        if system == "A" and not transposed:
+            self._kernel.solve_batch(self.analysis, self._Dlu, self._piv, self._L, self._U,
+                                     x.reshape(B, N, -1), self.method == "ldlt")
+            return x
+        for k in range(B):
+            x[k] = partial_solve(self.item(k), x[k], system, transposed)
         return x
+
+    # ------------------------------------------------------------------ items
+    def item(self, k: int) -> Factorization:
+        """Item ``k`` (``-B <= k < B``) as a read-only :class:`~graphsolve.Factorization`;
+        also ``F[k]``.
+
+        Every query of a single factorization works on it (``solve`` with every ``system``
+        and ``trans``, ``L``, ``D``, ``U``, ``P``, ``perm``, ``slogdet``, ``inertia``,
+        ``aslinearoperator``, ``stats``) and gives what :func:`graphsolve.factorize` of that
+        item's matrix with this batch's analysis and method gives. The view reads the batch's
+        buffers (no copy): after the batch is refactored its queries raise until it is taken
+        again; a pickled or deep-copied view is a standalone copy of the item. ``refactor``
+        and ``fused_handle`` raise (refactor the batch, or factor the matrix on its own).
+
+        Raises
+        ------
+        BatchIndexError
+            ``k`` is outside the batch (also an :class:`IndexError`).
+        """
+        return _BatchItem(self, check_item_index(k, self.batch_size))
+
+    def __getitem__(self, k: int) -> Factorization:
+        return self.item(k)
+
+    def __len__(self) -> int:
+        return self.batch_size
+
+    def __iter__(self) -> Iterator[Factorization]:
+        return (self.item(k) for k in range(self.batch_size))
+
+    @property
+    def perm(self) -> np.ndarray:
+        """The scalar permutation ``p`` shared by every item (see
+        :attr:`graphsolve.Factorization.perm`)."""
+        return queries.permutation(self.analysis)
+
+    @property
+    def P(self) -> sp.csr_array:
+        """:attr:`perm` as a sparse matrix (see :attr:`graphsolve.Factorization.P`)."""
+        return queries.permutation_matrix(self.analysis)
 
     def slogdet(self) -> tuple[np.ndarray, np.ndarray]:
         """Sign and log ``|det|`` of every item, arrays of shape ``(B,)``
@@ -167,6 +269,84 @@ class BatchFactorization:
         return {"method": self.method, "backend": self.backend, "batch_size": self.batch_size,
                 "n_nodes": an.n_nodes, "N": an.N, "fill_pairs": an.n_fill,
                 "flops_per_matrix": an.flops(self.method), "block_ops": dict(self._counts)}
+
+
+class _BatchItem(Factorization):
+    """Item ``k`` of a :class:`BatchFactorization` as a read-only
+    :class:`~graphsolve.Factorization` whose buffers are views of the batch's row ``k``
+    (see :meth:`BatchFactorization.item`)."""
+
+    def __init__(self, batch: BatchFactorization, k: int):
+        self._setup(batch.analysis, batch.method, batch.backend, PIVOT_RTOL)
+        self._D, self._Dlu, self._piv = batch._D[k], batch._Dlu[k], batch._piv[k]
+        self._L, self._U = batch._L[k], batch._U[k]
+        self._work = None                     # the solves need none; refactor is refused
+        self._counts = dict(batch._counts)    # per matrix
+        self._valid = True
+        self._batch: BatchFactorization | None = batch
+        self._item = k
+        self._generation = batch._generation
+
+    def _batch_problem(self) -> str | None:
+        """Why the batch's buffers do not hold this item's factor (None: they do)."""
+        batch, k = self._batch, self._item
+        if batch is None:                     # a standalone copy
+            return None
+        if batch._generation != self._generation:
+            return (f"this view of batch item {k} is out of date: the batch was refactored "
+                    f"after it was taken; take F[{k}] again")
+        if not batch._valid:
+            return (f"batch item {k}: the factorization is not valid: the batch's last "
+                    "refactor failed")
+        return None
+
+    def _require_valid(self) -> None:
+        problem = self._batch_problem()
+        if problem is not None:
+            raise GraphSolveError(problem)
+        super()._require_valid()
+
+    def _read_only(self, what: str) -> GraphSolveError:
+        return GraphSolveError(
+            f"{what}: batch item {self._item} is a read-only view of a BatchFactorization; "
+            "refactor the batch (BatchFactorization.refactor) or factor the matrix on its own "
+            "(graphsolve.factorize)")
+
+    def refactor(self, A: BlockMatrix) -> Factorization:
+        raise self._read_only("refactor")
+
+    def fused_handle(self, A: BlockMatrix, implicit: bool = False) -> tuple:
+        raise self._read_only("fused_handle")
+
+    def mark_valid(self, status: int) -> None:
+        raise self._read_only("mark_valid")
+
+    def _detached(self) -> _BatchItem:
+        """A standalone copy (own buffers, no reference to the batch); raises if the view is
+        out of date or the batch invalid."""
+        self._require_valid()
+        copy = _BatchItem.__new__(_BatchItem)
+        copy.__setstate__(self.__getstate__())
+        for name in ("_D", "_Dlu", "_piv", "_L", "_U"):
+            setattr(copy, name, getattr(self, name).copy())
+        return copy
+
+    def __getstate__(self) -> dict:
+        """A standalone copy: the item's buffers (pickled as their own arrays), not the batch;
+        a view that is out of date, or of an invalid batch, pickles as an invalid
+        factorization."""
+        state = super().__getstate__()
+        state["_valid"] = self._valid and self._batch_problem() is None
+        state["_batch"] = None
+        state["_explicit_cache"] = {}
+        return state
+
+    def __repr__(self) -> str:
+        an = self.analysis
+        batch = "" if self._batch is None else f" of {self._batch.batch_size}"
+        return (f"Factorization(batch item {self._item}{batch}, method={self.method!r}, "
+                f"ordering={an.ordering!r}, nodes={an.n_nodes}, N={an.N}, "
+                f"fill_pairs={an.n_fill})")
 
 
 def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
@@ -220,6 +400,7 @@ def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
                 raise ShapeError(f"batch item {k} is not a BlockMatrix on the template's "
                                  "graph and block sizes")
         values = np.stack([M.data for M in mats]) if mats else np.empty((0, A.data.size))
+    values = _as_float64(values, "values")       # DTypeError for complex, before any work
     check_batch_values(A, values)
     backend = resolve_backend(backend)
     method = batch_method(A, values, method)
@@ -254,6 +435,17 @@ def batch_method(A: BlockMatrix, values: Any, method: str) -> str:
     if hasattr(symmetric, "compute"):               # a dask array
         symmetric = symmetric.compute()
     return "ldlt" if bool(symmetric) else "ldu"
+
+
+def check_item_index(k: Any, batch_size: int) -> int:
+    """``k`` as an index in ``range(batch_size)`` (negative counts from the end), or
+    :class:`~graphsolve.BatchIndexError` naming ``k`` and the batch size."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise BatchIndexError(f"a batch item is selected by an integer, got {k!r}")
+    if not -batch_size <= k < batch_size:
+        raise BatchIndexError(f"batch item {int(k)} is out of range for a batch of "
+                              f"{batch_size} items")
+    return int(k) % batch_size
 
 
 def check_thread_count(value: Any, name: str) -> int | None:

@@ -37,6 +37,7 @@ Examples
 >>> x = gs.distributed.solve_batch_dask(A, vals, b, client=client)  # doctest: +SKIP
 >>> F = gs.distributed.factorize_batch_dask(A, vals, client=client)  # doctest: +SKIP
 >>> x2 = F.solve(b); sign, logdet = F.slogdet()                     # doctest: +SKIP
+>>> F3 = F[3]                       # item 3 as a Factorization, copied here  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -51,18 +52,22 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import scipy.sparse as sp
 
+from . import factor_queries as queries
 from .analysis import Analysis, analyze
 from .batch import (
     BatchFactorization,
     batch_method,
     check_batch_values,
+    check_item_index,
     check_thread_count,
     factorize_batch,
 )
 from .errors import GraphSolveError, ShapeError
-from .factor import resolve_backend
-from .matrix import BlockMatrix
+from .factor import Factorization, resolve_backend
+from .factor_queries import SYSTEMS
+from .matrix import BlockMatrix, _as_float64, _check_dtype
 
 if TYPE_CHECKING:
     import dask.array
@@ -165,8 +170,9 @@ def _factor_task(plan: _Plan, values: np.ndarray, start: int) -> BatchFactorizat
     return plan.factor(values, start)
 
 
-def _solve_task(F: BatchFactorization, b: np.ndarray) -> np.ndarray:
-    return F.solve(b)
+def _solve_task(F: BatchFactorization, b: np.ndarray, system: str = "A", trans: str = "N"
+                ) -> np.ndarray:
+    return F.solve(b, system, trans)
 
 
 def _factor_solve_task(plan: _Plan, values: np.ndarray, b: np.ndarray, start: int
@@ -176,6 +182,16 @@ def _factor_solve_task(plan: _Plan, values: np.ndarray, b: np.ndarray, start: in
 
 def _slogdet_task(F: BatchFactorization) -> tuple[np.ndarray, np.ndarray]:
     return F.slogdet()
+
+
+def _inertia_task(F: BatchFactorization, tol: float | None) -> list[queries.Inertia]:
+    return F.inertia(tol)
+
+
+def _item_task(F: BatchFactorization, k: int) -> Factorization:
+    """Item ``k`` of a chunk as a standalone copy (its own buffers, not a view of the
+    chunk's), whichever scheduler runs the task."""
+    return F.item(k)._detached()  # type: ignore[attr-defined]
 
 
 def _block_task(values: np.ndarray, b: np.ndarray, items: np.ndarray, plan: _Plan
@@ -220,6 +236,13 @@ class DaskBatchFactorization:
     future). Item ``k`` satisfies the identity of :class:`~graphsolve.Factorization` for
     ``A.with_data(values[k])``, as with :func:`graphsolve.factorize_batch`.
 
+    The queries of :class:`~graphsolve.BatchFactorization` run on the workers, chunk by
+    chunk: :meth:`solve` (every ``system`` and ``trans``), :meth:`slogdet`, :meth:`inertia`;
+    :attr:`perm` and :attr:`P` are the analysis's. ``F[k]`` (:meth:`item`) copies item ``k``
+    here as a :class:`~graphsolve.Factorization` (read-only, e.g. for its ``L``, ``D``,
+    ``U``); unlike an item of an in-process batch it is a copy, so it keeps the values of
+    the factorization it was taken from after a :meth:`refactor`.
+
     Attributes
     ----------
     client : distributed.Client
@@ -244,15 +267,27 @@ class DaskBatchFactorization:
         self.futures = list(futures)
         self.batch_size = self.bounds[-1][1]
 
-    def solve(self, b: np.ndarray) -> np.ndarray:
+    def solve(self, b: np.ndarray, system: str = "A", trans: str = "N") -> np.ndarray:
         """Solve every system: ``b`` of shape ``(B, N)`` or ``(B, N, k)``; returns ``x`` like
         ``b`` with ``x[i]`` the solution of item ``i`` (each chunk of ``b`` is sent to the
-        worker holding that chunk's factors)."""
+        worker holding that chunk's factors). ``system`` and ``trans`` as in
+        :meth:`graphsolve.BatchFactorization.solve`, which each chunk runs."""
+        if system not in SYSTEMS:
+            raise ValueError(f"system must be one of {SYSTEMS}, got {system!r}")
+        if trans not in ("N", "T"):
+            raise ValueError(f"trans must be 'N' or 'T', got {trans!r}")
         self._require_factors()
+        if sp.issparse(b):
+            raise ShapeError(f"a batch right-hand side is a dense ({self.batch_size}, "
+                             f"{self.analysis.N}) or ({self.batch_size}, {self.analysis.N}, "
+                             f"k) array, got a scipy.sparse {type(b).__name__}")
         b = np.asarray(b)
+        _check_dtype(b.dtype, "b")
         _check_rhs(b, self.batch_size, self.analysis.N)
         bf = _scatter_chunks(self.client, b, self.bounds, _locations(self.client, self.futures))
-        xs = self.client.gather(self.client.map(_solve_task, self.futures, bf, pure=False))
+        n = len(bf)
+        xs = self.client.gather(self.client.map(_solve_task, self.futures, bf, [system] * n,
+                                                [trans] * n, pure=False))
         return np.concatenate(xs, axis=0)
 
     def slogdet(self) -> tuple[np.ndarray, np.ndarray]:
@@ -261,12 +296,57 @@ class DaskBatchFactorization:
         parts = self.client.gather(self.client.map(_slogdet_task, self.futures, pure=False))
         return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
 
+    def inertia(self, tol: float | None = None) -> list[queries.Inertia]:
+        """The :class:`~graphsolve.factor_queries.Inertia` of every item (see
+        :meth:`graphsolve.BatchFactorization.inertia`); needs ``method="ldlt"``."""
+        self._require_factors()
+        if self.method != "ldlt":
+            raise GraphSolveError("inertia needs the factors of symmetric matrices: factor the "
+                                  "batch with method='ldlt'")
+        n = len(self.futures)
+        parts = self.client.gather(self.client.map(_inertia_task, self.futures, [tol] * n,
+                                                   pure=False))
+        return [inertia for part in parts for inertia in part]
+
+    def item(self, k: int) -> Factorization:
+        """Item ``k`` (``-B <= k < B``) copied from the worker holding it, as a read-only
+        :class:`~graphsolve.Factorization` (see :meth:`graphsolve.BatchFactorization.item`;
+        this one is a standalone copy). Also ``F[k]``.
+
+        Raises
+        ------
+        BatchIndexError
+            ``k`` is outside the batch (also an :class:`IndexError`).
+        """
+        k = check_item_index(k, self.batch_size)
+        self._require_factors()
+        c = next(i for i, (start, stop) in enumerate(self.bounds) if start <= k < stop)
+        return self.client.submit(_item_task, self.futures[c], k - self.bounds[c][0],
+                                  pure=False).result()
+
+    def __getitem__(self, k: int) -> Factorization:
+        return self.item(k)
+
+    def __len__(self) -> int:
+        return self.batch_size
+
+    @property
+    def perm(self) -> np.ndarray:
+        """The scalar permutation ``p`` shared by every item (see
+        :attr:`graphsolve.Factorization.perm`)."""
+        return queries.permutation(self.analysis)
+
+    @property
+    def P(self) -> sp.csr_array:
+        """:attr:`perm` as a sparse matrix (see :attr:`graphsolve.Factorization.P`)."""
+        return queries.permutation_matrix(self.analysis)
+
     def refactor(self, values: np.ndarray) -> DaskBatchFactorization:
         """Factor new values of the same batch size, chunk by chunk as before (new tasks; the
         old factors are released). Raises as :meth:`graphsolve.BatchFactorization.refactor`,
         naming the item by its index in the whole batch."""
         self._require_factors()
-        values = np.asarray(values, dtype=float)
+        values = _as_float64(values, "values")
         if values.ndim != 2 or values.shape != (self.batch_size, self._plan.A.data.size):
             raise ShapeError(f"values must have shape ({self.batch_size}, "
                              f"{self._plan.A.data.size}), got {values.shape}")
@@ -354,7 +434,7 @@ def factorize_batch_dask(A: BlockMatrix, values: np.ndarray, *, client: Client |
         its index in the whole batch.
     """
     client = _resolve_client(client)
-    values = np.asarray(values, dtype=float)
+    values = _as_float64(values, "values")
     method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend)
     plan = _Plan(A, analysis, method, backend, check_thread_count(threads, "threads"))
     if chunk is None:
@@ -412,8 +492,9 @@ def solve_batch_dask(A: BlockMatrix, values: np.ndarray | dask.array.Array,
     if hasattr(values, "__dask_graph__") or hasattr(b, "__dask_graph__"):
         return _solve_dask_array(A, values, b, method, ordering, analysis, backend, threads)
     client = _resolve_client(client)
-    values = np.asarray(values, dtype=float)
+    values = _as_float64(values, "values")
     b = np.asarray(b)
+    _check_dtype(b.dtype, "b")
     method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend)
     _check_rhs(b, values.shape[0], analysis.N)
     plan = _Plan(A, analysis, method, backend, threads)
@@ -438,8 +519,11 @@ def _solve_dask_array(A: BlockMatrix, values: Any, b: Any, method: str,
     import dask
     import dask.array as da
 
-    values = da.asarray(values).astype(float)
+    values = da.asarray(values)
     b = da.asarray(b)
+    _check_dtype(values.dtype, "values")
+    _check_dtype(b.dtype, "b")
+    values = values.astype(float)
     method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend)
     _check_rhs(b, values.shape[0], analysis.N)
     values = values.rechunk({1: -1})

@@ -16,6 +16,7 @@ __all__ = [
     "NonFiniteError",
     "PatternError",
     "SingularBlockError",
+    "BatchIndexError",
     "GraphSolveWarning",
 ]
 
@@ -70,6 +71,11 @@ class SingularBlockError(GraphSolveError, np.linalg.LinAlgError):
         super().__init__(message)
         self.node = node
         self.constraint: int | None = None
+
+
+class BatchIndexError(GraphSolveError, IndexError):
+    """An item index outside a batch (:meth:`graphsolve.BatchFactorization.item`); also an
+    :class:`IndexError`, as ``batch[k]`` is."""
 
 
 class GraphSolveWarning(UserWarning):

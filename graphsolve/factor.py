@@ -67,10 +67,7 @@ class Factorization:
 
     def __init__(self, analysis: Analysis, method: str, backend: str,
                  pivot_rtol: float = PIVOT_RTOL):
-        self.analysis = analysis
-        self.pivot_rtol = float(pivot_rtol)
-        self.method = method
-        self.backend = backend
+        self._setup(analysis, method, backend, pivot_rtol)
         an = analysis
         # zeroed, untouched pages: U is never written in LDLᵀ
         self._D = _zeros(int(an.d_ptr[-1]))
@@ -78,8 +75,17 @@ class Factorization:
         self._piv = np.zeros(an.N, dtype=np.int32)
         self._L = _zeros(int(an.fe_ptr[-1]))
         self._U = _zeros(int(an.fe_ptr[-1]))
-        self._kernel = KERNELS[backend]
         self._work = self._kernel.work_buffers(analysis)
+
+    def _setup(self, analysis: Analysis, method: str, backend: str, pivot_rtol: float) -> None:
+        """Every attribute but the factor buffers (``_D``, ``_Dlu``, ``_piv``, ``_L``, ``_U``)
+        and the kernel's work buffers (``_work``), which the caller sets: allocated by
+        ``__init__``, views of a batch's buffers in :meth:`graphsolve.BatchFactorization.item`."""
+        self.analysis = analysis
+        self.pivot_rtol = float(pivot_rtol)
+        self.method = method
+        self.backend = backend
+        self._kernel = KERNELS[backend]
         self._maps: list[tuple] = []              # (edges, block_sizes, GatherMap) per layout
         self._last_map: tuple | None = None       # (edges, block_sizes, map) of the last A
         self._valid = False
@@ -378,23 +384,16 @@ class Factorization:
     def P(self) -> sp.csr_array:
         """The permutation as a sparse matrix: ``P @ A @ P.T == L @ D @ U``
         (``P[i, p[i]] = 1`` with ``p = F.perm``)."""
-        N = self.analysis.N
-        return sp.csr_array((np.ones(N), (np.arange(N), self.perm)), shape=(N, N))
+        return queries.permutation_matrix(self.analysis)
 
     # ------------------------------------------------------------------ explicit factors
     @property
     def perm(self) -> np.ndarray:
         """Scalar permutation ``p`` with ``A[p][:, p] == L @ D @ U``."""
-        an = self.analysis
-        shift = an.x_ptr[an.order] - self._permuted_offsets()[an.order]
-        return np.repeat(shift, an.block_sizes[an.order]) + np.arange(an.N)
+        return queries.permutation(self.analysis)
 
     def _permuted_offsets(self) -> np.ndarray:
-        an = self.analysis
-        off = np.zeros(an.n_nodes, dtype=np.int64)
-        sizes_in_order = an.block_sizes[an.order]
-        off[an.order] = np.concatenate([[0], np.cumsum(sizes_in_order)[:-1]])
-        return off
+        return queries.permuted_offsets(self.analysis)
 
     def _triangular(self, which: str) -> sp.csr_array:
         an = self.analysis

@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .errors import GraphSolveError
@@ -39,7 +40,8 @@ if TYPE_CHECKING:
     from .analysis import Analysis
     from .factor import Factorization
 
-__all__ = ["Inertia", "SYSTEMS", "pivot_blocks", "slogdet", "inertia", "partial_solve"]
+__all__ = ["Inertia", "SYSTEMS", "pivot_blocks", "slogdet", "inertia", "partial_solve",
+           "permutation", "permutation_matrix"]
 
 #: The systems of :func:`partial_solve` (see :meth:`graphsolve.Factorization.solve`).
 SYSTEMS = ("A", "L", "D", "U", "Lt", "P", "Pt")
@@ -51,6 +53,28 @@ class Inertia(NamedTuple):
     positive: int
     negative: int
     zero: int
+
+
+def permuted_offsets(an: Analysis) -> np.ndarray:
+    """First row of every node's block in the permuted (elimination order) numbering."""
+    off = np.zeros(an.n_nodes, dtype=np.int64)
+    sizes_in_order = an.block_sizes[an.order]
+    off[an.order] = np.concatenate([[0], np.cumsum(sizes_in_order)[:-1]])
+    return off
+
+
+def permutation(an: Analysis) -> np.ndarray:
+    """The scalar permutation ``p`` of the elimination order of ``an``: ``A[p][:, p]`` is the
+    matrix every factorization on ``an`` factors (``F.perm``; shared by a batch)."""
+    shift = an.x_ptr[an.order] - permuted_offsets(an)[an.order]
+    return np.repeat(shift, an.block_sizes[an.order]) + np.arange(an.N)
+
+
+def permutation_matrix(an: Analysis) -> sp.csr_array:
+    """:func:`permutation` as a sparse matrix ``P`` (``P[i, p[i]] = 1``, so ``P @ A @ P.T ==
+    A[p][:, p]``)."""
+    N = an.N
+    return sp.csr_array((np.ones(N), (np.arange(N), permutation(an))), shape=(N, N))
 
 
 def pivot_blocks(an: Analysis, D: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:

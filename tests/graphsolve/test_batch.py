@@ -89,6 +89,27 @@ def test_batch_bad_input():
         gs.factorize_batch(A, [gs.random_block_matrix(gen.path(5), "spd", block_size=3)])
 
 
+def test_batch_values_of_other_dtypes():
+    """Complex or object values are refused before any work (never cast to their real part);
+    float32 and integer values are factored in float64."""
+    import warnings
+
+    A, vals = _batch(gen.path(4), "unsymmetric", B=2)
+    b = np.ones((2, A.shape[0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                 # no ComplexWarning on the way
+        for bad in (vals + 1j, vals.astype(object)):
+            with pytest.raises(gs.DTypeError, match="values"):
+                gs.factorize_batch(A, bad)
+        F = gs.factorize_batch(A, vals)
+        with pytest.raises(gs.DTypeError, match="complex"):
+            F.refactor(vals + 0j)
+        np.testing.assert_array_equal(F.solve(b), gs.factorize_batch(A, vals).solve(b))
+    F32 = gs.factorize_batch(A, vals.astype(np.float32))
+    np.testing.assert_allclose(F32.solve(b), _oracle(A, vals.astype(np.float32).astype(float), b),
+                               rtol=1e-9)
+
+
 def test_batch_workers_give_the_same_factors():
     A = gs.random_block_matrix(gen.ladder(10), "unsymmetric", block_size=3, seed=0)
     vals = np.stack([A.data * (1 + 0.1 * k) for k in range(5)])

@@ -75,6 +75,44 @@ def test_factors_stay_on_the_workers(client):
         F.solve(b)
 
 
+@pytest.mark.parametrize("kind", ["unsymmetric", "spd"])
+def test_queries_and_items_equal_the_in_process_batch(client, kind):
+    A, vals, b = _batch(kind, B=23)
+    ref = gs.factorize_batch(A, vals)
+    with gs.distributed.factorize_batch_dask(A, vals, client=client, chunk=6) as F:
+        assert len(F) == 23
+        for system in gs.factor_queries.SYSTEMS:
+            for trans in ("N", "T"):
+                _same(F.solve(b, system, trans), ref.solve(b, system, trans))
+        b3 = np.random.default_rng(2).standard_normal((*b.shape, 2))
+        _same(F.solve(b3, "L", "T"), ref.solve(b3, "L", "T"))
+        np.testing.assert_array_equal(F.perm, ref.perm)
+        assert (F.P != ref.P).nnz == 0
+        for k in (0, 7, 22, -1):                # first chunk, a middle one, the short last
+            Fk = F[k]
+            assert isinstance(Fk, gs.Factorization)
+            for name in ("L", "D", "U"):
+                assert abs(getattr(Fk, name) - getattr(ref[k], name)).max() == 0.0
+            assert Fk.slogdet() == ref[k].slogdet()
+            _same(Fk.solve(b[k], "U", "T"), ref[k].solve(b[k], "U", "T"))
+        if kind == "spd":
+            assert F.inertia() == ref.inertia()
+        else:
+            with pytest.raises(gs.GraphSolveError, match="ldlt"):
+                F.inertia()
+        with pytest.raises(gs.BatchIndexError, match="batch item 23 .* batch of 23"):
+            F[23]
+        with pytest.raises(ValueError, match="system"):
+            F.solve(b, system="X")
+        with pytest.raises(gs.DTypeError):
+            F.solve(b + 1j)
+        F3 = F[3]
+        F.refactor(2 * vals)                    # an item copied here keeps its values
+        assert F3.slogdet() == ref[3].slogdet()
+        with pytest.raises(gs.GraphSolveError, match="read-only"):
+            F3.refactor(A)
+
+
 def test_dask_array_input_gives_a_lazy_array(client):
     A, vals, b = _batch()
     ref = gs.factorize_batch(A, vals).solve(b)
@@ -106,6 +144,13 @@ def test_errors_name_the_item_of_the_whole_batch(client):
     assert err.value.node == err_local.value.node
     with pytest.raises(gs.ShapeError):
         gs.distributed.solve_batch_dask(A, vals, b[:-1], client=client)
+    for cvals, cb in ((vals + 1j, b), (vals, b + 1j)):     # refused here, before any task
+        with pytest.raises(gs.DTypeError, match="complex"):
+            gs.distributed.solve_batch_dask(A, cvals, cb, client=client)
+        with pytest.raises(gs.DTypeError, match="complex"):
+            gs.distributed.solve_batch_dask(A, da.from_array(cvals), da.from_array(cb))
+    with pytest.raises(gs.DTypeError, match="complex"):
+        gs.distributed.factorize_batch_dask(A, vals + 1j, client=client)
     with pytest.raises(gs.GraphSolveError, match="chunk"):
         gs.distributed.solve_batch_dask(A, vals, b, client=client, chunk=0)
 
