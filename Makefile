@@ -32,9 +32,12 @@ test: $(STAMP)
 
 # Minimum dependencies: a separate venv, .venv-mindeps, with the lower bounds of pyproject.toml's
 # [project].dependencies pinned (.ci/min-constraints.txt, which tests/test_min_constraints.py
-# checks against pyproject.toml), runs graphsolve's tests and doctests (MIN_TESTS). The pins are
+# checks against pyproject.toml) and no extras, runs graphsolve's tests and doctests (MIN_TESTS:
+# tests/graphsolve and graphsolve; not dynamics, comparisons or paper_figures, whose tests use
+# the extras; without scikit-sparse, ordering="amd" is graphsolve's fallback). The pins are
 # wheels for CPython 3.11 (Debian 12's python3) and 3.10; nothing is compiled. Its numba keeps
-# its cache in .venv-mindeps/numba-cache, apart from .venv's.
+# its cache in .venv-mindeps/numba-cache, apart from .venv's: from scratch about 25 s of
+# installation and 10 min of tests (mostly cold compilation) on 2 cores. .ci/run runs it last.
 MINVENV   := .venv-mindeps
 MIN_TESTS ?= tests/graphsolve graphsolve
 $(MINVENV)/.installed: pyproject.toml .ci/min-constraints.txt

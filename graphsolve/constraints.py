@@ -646,7 +646,8 @@ class ConstraintSystem:
         """``[[M, K], [J, 0]]`` (``K = Jᵀ`` when workless) over all constraints, rows in the
         order added: ``S [v̇; −λ] = [F; −c]`` when every constraint is an active equality."""
         sym = self._symbolic()
-        return sp.block_array([[sym.M, sym.K], [sym.J, None]], format="csr")
+        blocks = [[sym.M, sym.K], [sym.J, None]]
+        return sp.csr_array(sp.bmat(blocks, format="csr"))    # block_array: SciPy ≥ 1.12
 
 
 def _pieces(x: np.ndarray, ptr: np.ndarray) -> list[np.ndarray]:

@@ -558,7 +558,7 @@ def infer_block_sizes(S: sp.sparray | sp.spmatrix | np.ndarray) -> np.ndarray:
     N = S.shape[0]
     if N == 0:
         return np.zeros(0, np.int64)
-    P = abs(S) + abs(S).T + sp.eye_array(N, format="csr")
+    P = abs(S) + abs(S).T + sp.csr_array(sp.identity(N, format="csr"))  # eye_array: SciPy ≥ 1.12
     P = sp.csr_array((np.ones(P.nnz), P.indices, P.indptr), shape=(N, N))
     P.sort_indices()
     indptr, indices = P.indptr.astype(np.int64), P.indices.astype(np.int64)

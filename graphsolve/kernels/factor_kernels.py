@@ -284,7 +284,7 @@ def _factor_sn(sym, sn, D, Dlu, piv, L, U, rtol, scratch, gat):
     return supernodal.factor_supernodal(sym, sn, D, Dlu, piv, L, rtol, scratch), sq
 
 
-@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
 def _poison(values):
     """The sum of ``v * 0`` over all values: NaN iff some value is NaN or infinite (a
     reduction that vectorizes, unlike a branchy check)."""
