@@ -63,6 +63,27 @@ def check_run(model: Model, q0, v0, dt: float, steps) -> tuple[int, np.ndarray, 
             as_vector(v0, model.nv, "v0", "model.nv"))
 
 
+def check_newton(tol: float, max_iter: int) -> None:
+    """ValueError unless ``tol > 0`` and ``max_iter`` is an integer ``>= 0`` (the Newton
+    settings of the variational integrators)."""
+    if not tol > 0:
+        raise ValueError(f"tol must be positive, got {tol}")
+    if int(max_iter) != max_iter or max_iter < 0:
+        raise ValueError(f"max_iter must be an integer >= 0, got {max_iter!r}")
+
+
+def step_forces(tau, steps: int, n: int) -> np.ndarray:
+    """Joint forces per step, ``(steps, n)`` C-contiguous: zeros for ``None``, an ``(n,)``
+    vector held over every step, or a ``(steps, n)`` array; ValueError for other shapes."""
+    tau_k = np.zeros((steps, n)) if tau is None else np.asarray(tau, dtype=float)
+    if tau_k.shape == (n,):
+        tau_k = np.tile(tau_k, (steps, 1))
+    if tau_k.shape != (steps, n):
+        raise ValueError(f"tau must have shape (model.nv,) = ({n},) or (steps, model.nv) = "
+                         f"({steps}, {n}), got {np.shape(tau)}")
+    return np.ascontiguousarray(tau_k)
+
+
 def neutral(model: Model) -> np.ndarray:
     """The configuration with every link frame on its joint frame (``pinocchio.neutral``).
 

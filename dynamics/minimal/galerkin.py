@@ -142,7 +142,7 @@ from numba import njit
 
 from . import spatial as sp
 from .algorithms import forward_kinematics
-from .configuration import as_vector, check_run
+from .configuration import as_vector, check_newton, check_run, step_forces
 from .forces import joint_springs, total_energy
 from .model import Data, Model
 from .results import MomentumTrajectory, StepFailure
@@ -870,22 +870,13 @@ def simulate_galerkin(model: Model, q0, v0, dt: float, steps: int, *, s: int = 1
         raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    if not tol > 0:
-        raise ValueError(f"tol must be positive, got {tol}")
-    if int(max_iter) != max_iter or max_iter < 0:
-        raise ValueError(f"max_iter must be an integer >= 0, got {max_iter!r}")
+    check_newton(tol, max_iter)
     c, w, a = lobatto(s)
     s = int(s)
     _check_model(model)
     steps, q0, v0 = check_run(model, q0, v0, dt, steps)
     n = model.nv
-    tau_k = np.zeros((steps, n)) if tau is None else np.asarray(tau, dtype=float)
-    if tau_k.shape == (n,):
-        tau_k = np.tile(tau_k, (steps, 1))
-    if tau_k.shape != (steps, n):
-        raise ValueError(f"tau must have shape (model.nv,) = ({n},) or (steps, model.nv) = "
-                         f"({steps}, {n}), got {np.shape(tau)}")
-    tau_k = np.ascontiguousarray(tau_k)
+    tau_k = step_forces(tau, steps, n)
     M0 = lagrangian_derivatives(model, model.create_data(), q0, np.zeros(n), True)["M"]
     weights = {"force": np.full(n, 1.0 / dt), "impulse": np.ones(n),
                "scaled": dt / np.diag(M0)}[norm]

@@ -92,7 +92,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .configuration import as_vector, check_run
+from .configuration import as_vector, check_newton, check_run, step_forces
 from .forces import joint_springs
 from .model import Model
 from .results import MomentumTrajectory, StepFailure
@@ -645,20 +645,11 @@ def simulate_svi(model: Model, q0, v0, dt: float, steps: int, *, tol: float = 1e
     if initial_guess not in INITIAL_GUESSES:
         raise ValueError(f"initial_guess must be one of {INITIAL_GUESSES}, got "
                          f"{initial_guess!r}")
-    if not tol > 0:
-        raise ValueError(f"tol must be positive, got {tol}")
-    if int(max_iter) != max_iter or max_iter < 0:
-        raise ValueError(f"max_iter must be an integer >= 0, got {max_iter!r}")
+    check_newton(tol, max_iter)
     t = _tree(model)
     steps, q0, v0 = check_run(model, q0, v0, dt, steps)
     n = model.nv
-    tau_k = np.zeros((steps, n)) if tau is None else np.asarray(tau, dtype=float)
-    if tau_k.shape == (n,):
-        tau_k = np.tile(tau_k, (steps, 1))
-    if tau_k.shape != (steps, n):
-        raise ValueError(f"tau must have shape (model.nv,) = ({n},) or (steps, model.nv) = "
-                         f"({steps}, {n}), got {np.shape(tau)}")
-    tau_k = np.ascontiguousarray(tau_k)
+    tau_k = step_forces(tau, steps, n)
     w = _Work(t)
     args = (t.parent, t.jtype, t.axis, t.PR, t.Pp, t.pseudo, t.gvec, t.stiffness, t.rest,
             t.depth, t.off1, t.anc)

@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from .algorithms import crba
-from .configuration import as_vector
+from .configuration import as_vector, step_forces
 from .forces import joint_springs
 from .model import Data, Model
 from .results import ConvergenceError, SimulationResult
@@ -923,13 +923,7 @@ def simulate_variational_compiled(model: Model, q0, v0, dt: float, steps: int, *
     n, steps = model.nv, int(steps)
     q0 = as_vector(q0, n, "q0", "model.nq")
     v0 = as_vector(v0, n, "v0", "model.nv")
-    tau_k = np.zeros((steps, n)) if tau is None else np.asarray(tau, dtype=float)
-    if tau_k.shape == (n,):
-        tau_k = np.tile(tau_k, (steps, 1))
-    if tau_k.shape != (steps, n):
-        raise ValueError(f"tau must have shape (model.nv,) = ({n},) or (steps, model.nv) = "
-                         f"({steps}, {n}), got {np.shape(tau)}")
-    tau_k = np.ascontiguousarray(tau_k)
+    tau_k = step_forces(tau, steps, n)
     M0 = crba(model, model.create_data(), q0)
     weights = dt / np.diag(M0)
     Q, V = np.empty((steps + 1, n)), np.empty((steps + 1, n))

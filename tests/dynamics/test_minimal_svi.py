@@ -161,3 +161,29 @@ def test_failures_and_argument_errors():
     ig2 = simulate_svi(model, q0, v0, 0.01, 20, initial_guess="ig2", tol=1e-12)
     assert np.allclose(ig1.q, ig2.q, atol=1e-10)
     assert ig2.iterations.mean() <= ig1.iterations.mean()
+
+
+@pytest.mark.parametrize("run", [
+    lambda m, **kw: svi.simulate_svi(m, [0.3, 0.0], [0.0, 0.0], 1e-2, 3, **kw),
+    lambda m, **kw: galerkin.simulate_galerkin(m, [0.3, 0.0], [0.0, 0.0], 1e-2, 3, s=2, **kw),
+    lambda m, **kw: tree_kernels.simulate_variational_compiled(m, [0.3, 0.0], [0.0, 0.0], 1e-2,
+                                                               3, **kw),
+], ids=["svi", "galerkin", "compiled-lee"])
+def test_joint_forces_of_a_wrong_shape_are_refused_by_every_variational_simulator(run):
+    """tau of shape (nv,) or (steps, nv) is accepted, anything else is a ValueError naming
+    both accepted shapes; the Galerkin and SVI integrators also refuse bad Newton settings."""
+    model = Model(models.pendulum(2))
+    held, per_step = run(model, tau=[0.1, 0.0]), run(model, tau=np.tile([0.1, 0.0], (3, 1)))
+    np.testing.assert_array_equal(held.q, per_step.q)
+    with pytest.raises(ValueError, match=r"tau must have shape \(model.nv,\) = \(2,\)"):
+        run(model, tau=np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("simulate_fn", [svi.simulate_svi, galerkin.simulate_galerkin])
+@pytest.mark.parametrize(("tol", "max_iter", "message"), [
+    (0.0, 10, "tol must be positive"), (1e-9, 2.5, "max_iter must be an integer"),
+    (1e-9, -1, "max_iter must be an integer")])
+def test_bad_newton_settings_are_refused(simulate_fn, tol, max_iter, message):
+    model = Model(models.pendulum(2))
+    with pytest.raises(ValueError, match=message):
+        simulate_fn(model, [0.3, 0.0], [0.0, 0.0], 1e-2, 3, tol=tol, max_iter=max_iter)
