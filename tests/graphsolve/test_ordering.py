@@ -11,6 +11,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -762,7 +763,7 @@ def test_nested_dissection_is_postordered():
     assert "postordered" in an.ordering_source
     raw = gs.analyze(G, list(gs.ordering._metis_nested_dissection(
         an.n_nodes, *csr_adjacency(an.n_nodes, np.array(G.edges(), dtype=np.int64)),
-        np.ones(an.n_nodes, np.int64))))
+        np.ones(an.n_nodes, np.int64))[0]))
     assert an.flops("ldlt") == raw.flops("ldlt")
 
     def parent_next(a):
@@ -772,11 +773,15 @@ def test_nested_dissection_is_postordered():
 
 
 @pytest.mark.parametrize("relabel", [0, 1, 2])
-def test_nested_dissection_keeps_the_cheapest_metis_seed(monkeypatch, relabel):
-    """Above ND_RESEED_MIN_FLOPS (lowered here) METIS runs with every seed of ND_SEEDS too and
-    the order with the fewest flops is kept: never worse than METIS's first run, equal to the
-    cheapest run."""
+def test_nested_dissection_keeps_the_cheapest_run(monkeypatch, relabel):
+    """``"nd"`` runs pymetis once on a cheap factor; above ND_MORE_RUNS_MIN_FLOPS also
+    CHOLMOD's METIS and NESDIS and pymetis on the Cuthill-McKee numbering (heavy-edge and
+    random matching), above ND_RESEED_MIN_FLOPS pymetis with every seed of ND_SEEDS (both
+    thresholds lowered here). The order kept is the cheapest run: never worse than any, equal
+    to the cheapest."""
     import pymetis
+    from scipy.sparse import csgraph
+    from sksparse import cholmod
 
     from graphsolve import ordering
 
@@ -787,16 +792,58 @@ def test_nested_dissection_keeps_the_cheapest_metis_seed(monkeypatch, relabel):
     n = G.number_of_nodes()
     indptr, indices = csr_adjacency(n, np.array(G.edges(), dtype=np.int64))
     sizes = np.full(n, 6, np.int64)
+    pattern = sp.csr_matrix(nx.to_scipy_sparse_array(G, nodelist=range(n)))
 
-    def flops(seed):
-        opts = pymetis.Options() if seed is None else pymetis.Options(seed=seed)
-        perm, _ = pymetis.nested_dissection(pymetis.CSRAdjacency(indptr, indices),
-                                            vweights=sizes, options=opts)
-        return elimination_counts(indptr, indices, np.asarray(perm, np.int64), sizes, np.inf)[1]
+    def flops(order):
+        return elimination_counts(indptr, indices, np.asarray(order, np.int64), sizes,
+                                  np.inf)[1]
 
-    runs = [flops(s) for s in (None, *ordering.ND_SEEDS)]
+    def metis(A, **options):
+        A = sp.csr_matrix(A)
+        A.sort_indices()
+        opts = pymetis.Options()
+        for key, value in options.items():
+            setattr(opts, key, value)
+        return np.asarray(pymetis.nested_dissection(
+            pymetis.CSRAdjacency(A.indptr, A.indices), vweights=sizes, options=opts)[0])
+
+    cm = np.asarray(csgraph.reverse_cuthill_mckee(pattern, symmetric_mode=True))
+    more = [flops(cholmod.analyze(sp.csc_matrix(pattern + sp.eye(n)), mode="simplicial",
+                                  ordering_method=m).P())
+            for m in ordering.ND_CHOLMOD_METHODS]
+    more += [flops(cm[metis(pattern[cm][:, cm], **o)]) for o in ({}, {"ctype": 0})]
+    first = flops(metis(pattern))
+    seeds = [flops(metis(pattern, seed=s)) for s in ordering.ND_SEEDS]
+    monkeypatch.setattr(ordering, "ND_MORE_RUNS_MIN_FLOPS", 0.0)
     monkeypatch.setattr(ordering, "ND_RESEED_MIN_FLOPS", 0.0)
     an = gs.analyze(G, "nd", block_sizes=6)
-    assert an.flops("ldu") == pytest.approx(min(runs), rel=1e-12)
+    assert an.flops("ldu") == pytest.approx(min([first, *more, *seeds]), rel=1e-12)
     monkeypatch.setattr(ordering, "ND_RESEED_MIN_FLOPS", np.inf)
-    assert gs.analyze(G, "nd", block_sizes=6).flops("ldu") == pytest.approx(runs[0], rel=1e-12)
+    assert gs.analyze(G, "nd", block_sizes=6).flops("ldu") == pytest.approx(
+        min([first, *more]), rel=1e-12)
+    monkeypatch.setattr(ordering, "ND_MORE_RUNS_MIN_FLOPS", np.inf)
+    assert gs.analyze(G, "nd", block_sizes=6).flops("ldu") == pytest.approx(first, rel=1e-12)
+
+
+def test_nested_dissection_is_robust_to_the_numbering():
+    """On random numberings of a 3-D grid, ``"nd"``'s factor flops stay close to those of
+    CHOLMOD's own analysis of the scalar matrix (its AMD-then-METIS choice on 6×6 blocks; the
+    outside oracle): a single METIS run was up to 1.6× on crystal 12³, the cheapest of
+    METIS runs stays within 1.1× on these four numberings (on which pymetis alone gives
+    1.32×, 1.60×, 1.49×, 1.48×)."""
+    from sksparse import cholmod
+
+    G0 = gen.crystal(12)
+    n = G0.number_of_nodes()
+    for seed in range(101, 105):
+        perm = np.random.default_rng(seed).permutation(n)
+        G = nx.relabel_nodes(G0, dict(enumerate(perm.tolist())))
+        indptr, indices = csr_adjacency(n, np.array(G.edges(), dtype=np.int64))
+        sizes = np.full(n, 6, np.int64)
+        pattern = sp.csc_matrix(nx.to_scipy_sparse_array(G, nodelist=range(n)) + sp.eye(n))
+        scalar = sp.kron(pattern, np.ones((6, 6)), format="csc")
+        nodes = np.asarray(cholmod.analyze(scalar, mode="supernodal").P()) // 6
+        _, first = np.unique(nodes, return_index=True)
+        peer = elimination_counts(indptr, indices, nodes[np.sort(first)], sizes, np.inf)[1]
+        ours = gs.analyze(G, "nd", block_sizes=6).flops("ldu")
+        assert ours <= 1.1 * peer, (seed, ours / peer)
