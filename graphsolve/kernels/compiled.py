@@ -96,18 +96,26 @@ SUPERNODAL_MIN_WIDE_SHARE = 0.3
 #: cross on grids and crystals under nested dissection (with the BLAS ``R × R`` update).
 SUPERNODAL_EXCLUDED_SIZES = frozenset({6})
 SUPERNODAL_VECTORIZED_MIN_FLOPS = 2.6e9
+#: The first factorization of such blocks uses the supernodal kernel from this many LDLᵀ flops
+#: on: the block kernel needs the list of update triples, built on its first call (at crystal
+#: 12³, 2.5·10⁶ triples: list and packing cost more than the factorization's arithmetic
+#: difference), which only repeated refactors pay back. Measured in one process, interleaved,
+#: first factorization supernodal / block: crystal 8³ (8.8·10⁷ flops) 0.89, 10³ 0.83, 12³ 0.55,
+#: 2-D grid 60² 0.85, 100² 0.59; below, crystal 6³ (1.7·10⁷) 1.33, grid 30² (4.3·10⁷) 1.22.
+SUPERNODAL_FIRST_MIN_FLOPS = 6e7
 
 
-def use_supernodal(an, work) -> bool:
+def use_supernodal(an, work, first: bool = False) -> bool:
     """Whether an LDLᵀ factor of ``an`` runs the supernodal kernel: patterns with much fill
     (many flops per node) with wide supernodes, like grids and crystals under minimum degree,
     and, for blocks with a vectorized kernel (:data:`SUPERNODAL_EXCLUDED_SIZES`), only large
-    factors (:data:`SUPERNODAL_VECTORIZED_MIN_FLOPS`).
+    factors (:data:`SUPERNODAL_VECTORIZED_MIN_FLOPS`; for the ``first`` factorization of a
+    factor, from :data:`SUPERNODAL_FIRST_MIN_FLOPS`).
 
     Patterns with little work per panel (small nets and crystals, ladders) and orders without
     wide supernodes (the Brüdigam order) keep the block kernel, which is faster there."""
-    if an.uniform_block_size in SUPERNODAL_EXCLUDED_SIZES and \
-            an.flops("ldlt") < SUPERNODAL_VECTORIZED_MIN_FLOPS:
+    if an.uniform_block_size in SUPERNODAL_EXCLUDED_SIZES and an.flops("ldlt") < (
+            SUPERNODAL_FIRST_MIN_FLOPS if first else SUPERNODAL_VECTORIZED_MIN_FLOPS):
         return False
     if not (an.n_updates > 0
             and an.flops("ldlt") >= SUPERNODAL_MIN_FLOPS_PER_NODE * an.n_nodes):
@@ -127,6 +135,18 @@ def _kernel_for(an, work, symmetric) -> tuple:
         packed = (None, None) if sn else _pack(an)  # the supernodal kernel needs no triples
         hit = cache[key] = (sn, _FACTOR[specialization(an)], *packed, {})
     return hit
+
+
+def _first_supernodal(an, work) -> bool:
+    """Whether this LDLᵀ call is the first of its factorization and takes the supernodal
+    kernel although its refactors will take the block kernel (:data:`SUPERNODAL_FIRST_MIN_FLOPS`):
+    a one-shot factorization then never builds the update triples. True at most once per
+    ``work``; False once the refactor kernel is chosen."""
+    cache = work[2] if len(work) > 2 else None
+    if cache is None or ("kernel", True) in cache or "first_done" in cache:
+        return False
+    cache["first_done"] = True
+    return use_supernodal(an, work, first=True) and not use_supernodal(an, work)
 
 
 def _supernodal_plan(an, work) -> tuple:
@@ -179,6 +199,13 @@ def refactor(an, values, gmap, D, Dlu, piv, L, U, symmetric: bool, work=None,
     on success: every value enters some pivot block (LDU: ``D_i -= T D⁻¹ S``; LDLᵀ: the upper
     blocks through the symmetry sum), whose finiteness the factor checks."""
     work = work if work is not None else work_buffers(an)
+    if symmetric and _first_supernodal(an, work):
+        status, scalings, updates, sq = _factor_supernodal(
+            an, (values, gmap.lsrc, gmap.usrc), D, Dlu, piv, L, U, work, rtol)
+        ok = status < 0
+        finite = (ok and math.isfinite(sq)) or _poison(values) == 0.0
+        counts = _counts(an, status, scalings, updates)
+        return int(status), counts, bool(finite), bool(ok and sq == 0.0)
     supernodal_, kernel, ints, bounds, done = _kernel_for(an, work, symmetric)
     if supernodal_:
         status, scalings, updates, sq = _factor_supernodal(

@@ -278,3 +278,55 @@ def test_supernodal_factor_never_lists_the_update_triples(forced):
     assert np.allclose(A.to_scipy() @ F.solve(b), b)
     gs.factorize(A, method="ldu", analysis=an)
     assert "_schedule" in an.__dict__
+
+
+def test_first_factorization_of_six_by_six_is_supernodal(monkeypatch):
+    """6×6 blocks between SUPERNODAL_FIRST_MIN_FLOPS and SUPERNODAL_VECTORIZED_MIN_FLOPS: the
+    first factorization runs the supernodal kernel (no update triples listed), refactors the
+    block kernel; both give the reference backend's factors and scipy's solution, also
+    through a singular first factorization followed by a good refactor."""
+    A = gs.random_block_matrix(gen.crystal(8), "spd", block_size=6, seed=3)
+    an = gs.analyze(A, "nd")
+    assert C.SUPERNODAL_FIRST_MIN_FLOPS <= an.flops("ldlt") < C.SUPERNODAL_VECTORIZED_MIN_FLOPS
+    calls = []
+    real = C._factor_supernodal
+    monkeypatch.setattr(C, "_factor_supernodal",
+                        lambda *args: calls.append(1) or real(*args))
+    Fr = gs.factorize(A, method="ldlt", analysis=an, backend="reference")
+    Fc = gs.factorize(A, method="ldlt", analysis=an, backend="compiled")
+    assert len(calls) == 1 and "compiled_pack__sym" not in an.backend_cache
+    b = np.random.default_rng(0).standard_normal(A.shape[0])
+    x = spla.spsolve(A.to_scipy().tocsc(), b)
+    scale = abs(Fr.L).max()
+    for F in (Fc, Fc.refactor(A)):
+        for name in ("L", "D"):
+            assert abs(getattr(Fr, name) - getattr(F, name)).max() <= 1e-12 * scale, name
+        assert np.allclose(F.solve(b), x, rtol=1e-10, atol=1e-12)
+    assert len(calls) == 1                  # the refactor took the block kernel
+    # a fresh factorization whose first (supernodal) call fails: the refactor still works
+    calls.clear()
+    node = int(an.order[-3])
+    bad = A.copy()
+    r = _rows(an, node)
+    target = np.eye(r.size)
+    target[-1, -1] = 0.0                    # the Schur complement at `node` made singular
+    bad.block(node, node)[:] += target - Fc.D.toarray()[np.ix_(r, r)]
+    with pytest.raises(gs.SingularBlockError):
+        gs.factorize(bad, method="ldlt", analysis=an, backend="compiled")
+    F = gs.Factorization(an, "ldlt", "compiled")
+    with pytest.raises(gs.SingularBlockError):
+        F.refactor(bad)
+    assert np.allclose(F.refactor(A).solve(b), x, rtol=1e-10, atol=1e-12)
+    assert len(calls) == 2                  # one per factorization's first call
+
+
+def test_first_factorization_threshold(monkeypatch):
+    """Below SUPERNODAL_FIRST_MIN_FLOPS (and with the threshold out of reach) the first
+    factorization of 6×6 blocks keeps the block kernel."""
+    A = gs.random_block_matrix(gen.crystal(8), "spd", block_size=6, seed=3)
+    an = gs.analyze(A, "nd")
+    monkeypatch.setattr(C, "SUPERNODAL_FIRST_MIN_FLOPS", np.inf)
+    calls = []
+    monkeypatch.setattr(C, "_factor_supernodal", lambda *args: calls.append(1))
+    gs.factorize(A, method="ldlt", analysis=an, backend="compiled")
+    assert not calls
