@@ -815,6 +815,7 @@ def test_nested_dissection_keeps_the_cheapest_run(monkeypatch, relabel):
     first = flops(metis(pattern))
     seeds = [flops(metis(pattern, seed=s)) for s in ordering.ND_SEEDS]
     monkeypatch.setattr(ordering, "ND_MORE_RUNS_MIN_FLOPS", 0.0)
+    monkeypatch.setattr(ordering, "ND_MORE_RUNS_MIN_DENSITY", 0.0)
     monkeypatch.setattr(ordering, "ND_RESEED_MIN_FLOPS", 0.0)
     an = gs.analyze(G, "nd", block_sizes=6)
     assert an.flops("ldu") == pytest.approx(min([first, *more, *seeds]), rel=1e-12)
@@ -823,6 +824,29 @@ def test_nested_dissection_keeps_the_cheapest_run(monkeypatch, relabel):
         min([first, *more]), rel=1e-12)
     monkeypatch.setattr(ordering, "ND_MORE_RUNS_MIN_FLOPS", np.inf)
     assert gs.analyze(G, "nd", block_sizes=6).flops("ldu") == pytest.approx(first, rel=1e-12)
+
+
+def test_nested_dissection_more_runs_only_for_three_dimensional_factors(monkeypatch):
+    """The extra METIS runs happen for a crystal (factor flops grow like n²), not for a 2-D
+    grid of more nodes and more flops (n^1.5: below ND_MORE_RUNS_MIN_DENSITY), nor for a
+    factor below ND_MORE_RUNS_MIN_FLOPS."""
+    from graphsolve import ordering
+
+    calls = []
+    real = ordering._cholmod_order
+    monkeypatch.setattr(ordering, "_cholmod_order",
+                        lambda n, p, i, method: calls.append(method) or real(n, p, i, method))
+
+    def extra_runs(G):
+        calls.clear()
+        an = gs.analyze(G, "nd", block_sizes=6)
+        return an.flops("ldu"), len(calls)
+
+    flops, runs = extra_runs(gen.crystal(12))
+    assert runs == len(ordering.ND_CHOLMOD_METHODS) and flops >= ordering.ND_MORE_RUNS_MIN_FLOPS
+    grid_flops, grid_runs = extra_runs(gen.net(100))
+    assert grid_runs == 0 and grid_flops > flops
+    assert extra_runs(gen.crystal(9))[1] == 0
 
 
 def test_nested_dissection_is_robust_to_the_numbering():
