@@ -266,6 +266,7 @@ class DaskBatchFactorization:
         self.bounds = list(bounds)
         self.futures = list(futures)
         self.batch_size = self.bounds[-1][1]
+        self._failed = False            # the last refactor raised: no factors until one works
 
     def solve(self, b: np.ndarray, system: str = "A", trans: str = "N") -> np.ndarray:
         """Solve every system: ``b`` of shape ``(B, N)`` or ``(B, N, k)``; returns ``x`` like
@@ -344,8 +345,11 @@ class DaskBatchFactorization:
     def refactor(self, values: np.ndarray) -> DaskBatchFactorization:
         """Factor new values of the same batch size, chunk by chunk as before (new tasks; the
         old factors are released). Raises as :meth:`graphsolve.BatchFactorization.refactor`,
-        naming the item by its index in the whole batch."""
-        self._require_factors()
+        naming the item by its index in the whole batch. Values refused before any work (shape,
+        dtype) leave the factors as they were; a failed factorization (a singular or
+        non-finite item) releases them, and every query raises until a refactor succeeds, as
+        for the in-process batch."""
+        self._require_plan()
         values = _as_float64(values, "values")
         if values.ndim != 2 or values.shape != (self.batch_size, self._plan.A.data.size):
             raise ShapeError(f"values must have shape ({self.batch_size}, "
@@ -355,12 +359,14 @@ class DaskBatchFactorization:
                                   [s for s, _ in self.bounds], pure=False)
         _require_distributed().wait(futures)
         bad = next((f for f in futures if f.status == "error"), None)
+        self._release_factors()
         if bad is not None:
             exc = bad.exception()
             self.client.cancel(futures)
+            self._failed = True
             raise exc
-        self._release_factors()
         self.futures = futures
+        self._failed = False
         return self
 
     def gather(self) -> list[BatchFactorization]:
@@ -381,8 +387,16 @@ class DaskBatchFactorization:
             f.release()
         self.futures = []
 
+    def _require_plan(self) -> None:
+        if self._plan_future is None:
+            raise GraphSolveError("the factors were released")
+
     def _require_factors(self) -> None:
-        if not self.futures or self._plan_future is None:
+        self._require_plan()
+        if self._failed:
+            raise GraphSolveError("the batch factorization is not valid: its last refactor "
+                                  "failed")
+        if not self.futures:
             raise GraphSolveError("the factors were released")
 
     def __enter__(self) -> DaskBatchFactorization:

@@ -155,6 +155,33 @@ def test_errors_name_the_item_of_the_whole_batch(client):
         gs.distributed.solve_batch_dask(A, vals, b, client=client, chunk=0)
 
 
+def test_failed_refactor_leaves_no_stale_factors(client):
+    """A refactor that fails on a worker (singular item) releases the old factors: solve and
+    the other queries raise, as for the in-process batch, instead of answering with the
+    factors of the previous values; a refused refactor (wrong shape) keeps them; a later
+    good refactor works again."""
+    A, vals, b = _batch("spd", B=23)
+    ref = gs.factorize_batch(A, vals)
+    F = gs.distributed.factorize_batch_dask(A, vals, client=client, chunk=10)
+    with pytest.raises(gs.ShapeError):
+        F.refactor(vals[:-1])
+    _same(F.solve(b), ref.solve(b))                        # refused before any work: kept
+    singular = vals.copy()
+    singular[17] = 0.0
+    with pytest.raises(gs.SingularBlockError, match="batch item 17"):
+        F.refactor(singular)
+    with pytest.raises(gs.SingularBlockError):
+        ref.refactor(singular)
+    for query in (lambda G: G.solve(b), lambda G: G.slogdet(), lambda G: G[0].solve(b[0]),
+                  lambda G: G.inertia()):
+        with pytest.raises(gs.GraphSolveError, match="last refactor failed"):
+            query(ref)
+        with pytest.raises(gs.GraphSolveError, match="last refactor failed"):
+            query(F)
+    _same(F.refactor(2 * vals).solve(b), 0.5 * gs.factorize_batch(A, vals).solve(b))
+    F.release()
+
+
 def test_without_a_client_or_without_dask(monkeypatch):
     A, vals, b = _batch(B=4)
 
