@@ -21,9 +21,11 @@ from .spec import WORLD, Body, BodyContact, Contact, Joint, MechanismSpec, Shape
 
 __all__ = ["rod", "pendulum", "double_pendulum", "fourbar", "segment_chain", "double_fourbar",
            "scaled_pendulum", "box_drop", "sphere_chain", "box_on_slope", "quadruped",
-           "sphere_stack", "sphere_collision"]
+           "sphere_stack", "sphere_collision", "arm_exoskeleton", "PATIENTS"]
 
 _X = np.array([1.0, 0.0, 0.0])
+_Y = np.array([0.0, 1.0, 0.0])
+_Z = np.array([0.0, 0.0, 1.0])
 
 
 def rod(name: str, length: float = 1.0, mass: float = 1.0, radius: float = 0.05) -> Body:
@@ -313,3 +315,90 @@ def sphere_collision(*, radius: float = 0.25, mass: float = 1.0, velocity: float
         initial_velocities={"free1": [velocity, 0, 0, 0, 0, 0]}, name="sphere_collision",
         contacts=(BodyContact("impact", "sphere1", "sphere2", radius, radius,
                               friction=friction),))
+
+
+#: Passive elbow of the two patients of :func:`arm_exoskeleton` (our choice; the paper gives no
+#: numbers): ``(stiffness N m/rad about the extended arm, damping N m s/rad)``. Spasticity is a
+#: velocity-dependent resistance to stretch with raised tone, modelled as a stiffer and much
+#: more damped elbow.
+PATIENTS = {"healthy": (0.0, 0.1), "spastic": (0.5, 3.0)}
+
+
+def arm_exoskeleton(patient: str = "healthy", *, shoulder: float = np.pi / 4,
+                    elbow: float = -np.pi / 4, shoulder_rate: float = 0.0,
+                    elbow_rate: float = 0.0, cuff_spring: float = 200.0,
+                    cuff_damper: float = 10.0, offset: float = 0.1) -> MechanismSpec:
+    """A 4-DoF arm exoskeleton worn on a human arm (Brüdigam et al. 2023 §5.4, Fig. 14).
+
+    From the paper: the exoskeleton has four degrees of freedom, three at the shoulder and
+    upper arm and one at the elbow; its upper-arm and forearm links are attached to the
+    human arm by two 3-DoF spring-damper joints with two translational and one rotational
+    degree of freedom, which close two connected kinematic loops (Fig. 14b); the shoulder
+    and elbow flexion/extension joints are actuated (Appendix E, Algorithm 8). Everything
+    else is our choice, since the paper gives no masses, lengths or stiffnesses:
+
+    * human arm (anthropometric values of an adult): upper arm 0.30 m, 2.0 kg, forearm with
+      hand 0.30 m, 1.5 kg (solid cylinders of radius 5 and 4 cm); a spherical shoulder at the
+      world origin and a revolute elbow with the passive stiffness and damping of
+      ``PATIENTS[patient]`` (unactuated: the patient is passive);
+    * exoskeleton: its shoulder centre ``offset`` m lateral (+x) of the human one, three
+      revolute joints in series about z (``exo_rotation``), y (``exo_abduction``) and x
+      (``exo_shoulder``, flexion, actuated) through two 0.2 kg hubs, a 0.30 m, 1.0 kg
+      upper-arm link and a 0.30 m, 0.5 kg forearm link on the actuated ``exo_elbow``; the
+      links run parallel to the human segments, ``offset`` m beside them;
+    * cuffs: ``"planar"`` joints (Table B.2: one translational and two rotational constraint
+      rows, so two translations and one rotation stay free) from each exoskeleton link to the
+      centre of mass of its human segment, spring ``cuff_spring`` and damper ``cuff_damper``
+      on all three free coordinates (one value for N/m and N m/rad, as
+      :class:`~dynamics.spec.Joint` takes). The upper cuff's free rotation is about the upper
+      arm, its free translations across it (the soft tissue in the cuff). The forearm cuff's
+      axis lies at 45° between the forearm and the forward direction: with the axis along or
+      across the forearm the loop constraints become dependent (the constraint Jacobian loses
+      two ranks) at full extension (``elbow = 0``) or at a right angle (``-π/2``), both
+      reached by the rehabilitation trajectory; at 45° they stay independent over the whole
+      range of shoulder ``[0, π/2]`` and elbow ``[-π/2, 0]`` (tested). The joint axes of
+      arm and exoskeleton are aligned (the offset is along the flexion axis), so a motion in
+      the sagittal plane leaves the cuff springs at rest; they act on out-of-plane motion.
+
+    Coordinates: the shoulder flexion ``exo_shoulder`` (and the human ``shoulder`` rotation
+    vector's x component) is the angle of the upper arm forward from hanging down; the elbow
+    ``exo_elbow`` / ``elbow`` turns about -x, so negative angles flex the forearm forward
+    (Algorithm 8's elbow range ``[-π/2, 0]``). The mechanism starts with exoskeleton and arm
+    aligned at ``shoulder`` / ``elbow`` with rates ``shoulder_rate`` / ``elbow_rate`` (cuff
+    coordinates zero); the mechanism has 36 maximal coordinates and 34 independent
+    constraints, i.e. two degrees of freedom, the two actuated joints.
+    """
+    if patient not in PATIENTS:
+        raise ValueError(f"patient must be one of {sorted(PATIENTS)}, got {patient!r}")
+    k_elbow, d_elbow = PATIENTS[patient]
+    upper, fore = 0.30, 0.30
+    hub = Shape("sphere", (0.04,))
+    bodies = (Body("exo_hub1", 0.2, hub.inertia(0.2), hub),
+              Body("exo_hub2", 0.2, hub.inertia(0.2), hub),
+              rod("exo_upper", upper, 1.0, 0.02), rod("exo_fore", fore, 0.5, 0.02),
+              rod("arm_upper", upper, 2.0, 0.05), rod("arm_fore", fore, 1.5, 0.04))
+    centre = np.array([offset, 0.0, 0.0])
+    beside = np.array([-offset, 0.0, 0.0])           # from an exo link to its human segment
+    fore_axis = np.array([0.0, -1.0, 1.0]) / np.sqrt(2.0)
+    joints = (
+        Joint("exo_rotation", "revolute", WORLD, "exo_hub1", centre, np.zeros(3), _Z),
+        Joint("exo_abduction", "revolute", "exo_hub1", "exo_hub2", np.zeros(3), np.zeros(3),
+              _Y),
+        Joint("exo_shoulder", "revolute", "exo_hub2", "exo_upper", np.zeros(3), _top(upper),
+              _X, actuated=True),
+        Joint("exo_elbow", "revolute", "exo_upper", "exo_fore", -_top(upper), _top(fore), -_X,
+              actuated=True),
+        Joint("shoulder", "spherical", WORLD, "arm_upper", np.zeros(3), _top(upper)),
+        Joint("elbow", "revolute", "arm_upper", "arm_fore", -_top(upper), _top(fore), -_X,
+              spring=k_elbow, damper=d_elbow),
+        Joint("cuff_upper", "planar", "exo_upper", "arm_upper", beside, np.zeros(3), _Z,
+              spring=cuff_spring, damper=cuff_damper),
+        Joint("cuff_fore", "planar", "exo_fore", "arm_fore", beside, np.zeros(3), fore_axis,
+              spring=cuff_spring, damper=cuff_damper),
+    )
+    pos = {"exo_shoulder": [shoulder], "exo_elbow": [elbow], "shoulder": [shoulder, 0.0, 0.0],
+           "elbow": [elbow]}
+    vel = {"exo_shoulder": [shoulder_rate], "exo_elbow": [elbow_rate],
+           "shoulder": [shoulder_rate, 0.0, 0.0], "elbow": [elbow_rate]}
+    return MechanismSpec(bodies, joints, initial_positions=pos, initial_velocities=vel,
+                         name=f"arm_exoskeleton_{patient}")

@@ -24,6 +24,7 @@ from . import (
     fig10_tolerances,
     fig11_scaled_pendulum,
     fig12_double_fourbar,
+    fig14_exoskeleton,
     fig2020_fig4,
     fig2020_fig5,
     fig2020_fig6,
@@ -36,7 +37,8 @@ from . import (
 FIGURES = {m.NAME: m for m in (fig07abc_accuracy, fig07d_box_drop, fig08a_pendulum_timing,
                                 fig08b_sphere_chain, fig09a_segment_chain,
                                 fig09b_ladder, fig09bcd_graphs, fig11_scaled_pendulum,
-                                fig10_tolerances, fig12_double_fourbar, fig_baraff_speedup,
+                                fig10_tolerances, fig12_double_fourbar, fig14_exoskeleton,
+                                fig_baraff_speedup,
                                 fig_lee2016_fig2to4, fig2020_fig4, fig2020_fig5,
                                 fig2020_fig6, fig2020_fig8, fig_si_guenter_table1)}
 

@@ -10,7 +10,8 @@ joints about x, first joint at 45°, at rest, gravity), as in the paper's Fig. 2
 * Fig. 3 (panels b, c): time of ``steps`` steps (Δt = 1 ms) vs DOF for DRNEA + Newton,
   DRNEA + RIQN and DRNEA + Broyden, all in the same compiled loop, initial guess IG1
   (:func:`comparisons.minimal_bench.fig3_timings`), and RIQN's speed-up over Newton beside
-  the paper's 3.8× (10 DOF) and 53× (100 DOF). The paper runs 10k frames. Our Newton uses the
+  the paper's 3.8× (10 DOF) and 53× (100 DOF). The paper runs 10k frames, as the full
+  build does (the quick build 200). Our Newton uses the
   analytic DEL Jacobian of the paper's appendix (Algorithm 4, O(n²)) and a dense solve,
   compiled in the same loop as RIQN (``fig3_timings(newton_jacobian="analytic")``, the
   default; ``"fd"`` times the earlier central finite-difference Jacobian). The paper's SVI
@@ -182,7 +183,7 @@ def compute(quick: bool = True, frames: int | None = None, dofs=None, steps: int
     ``fig4a_convergence``, ``fig4b_iterations`` / ``fig4b_series``."""
     frames = frames or (1000 if quick else 10000)
     dofs = dofs or ((2, 5, 10, 20) if quick else (2, 5, 10, 20, 50, 100))
-    steps = steps or (200 if quick else 1000)
+    steps = steps or (200 if quick else 10000)            # the paper: 10k frames
     iteration_frames = iteration_frames or (500 if quick else 2000)
     rows = []
     parts = ["fig2", "fig3", "fig4"]

@@ -111,6 +111,21 @@ def quaternion_update(q: np.ndarray, w: np.ndarray, dt: float) -> np.ndarray:
     return 0.5 * dt * quat.multiply(q, wbar)
 
 
+def _free_spin_to_world_on_cycle(spec) -> bool:
+    """Whether a joint between the world and a body leaves all of the body's rotations free
+    (``D_R`` = ``"none"``: spherical, ``cylindrical_free``, ``planar_free``, floating) and lies
+    on a cycle of the mechanism graph (world included)."""
+    from ..spec import JOINT_TYPES, WORLD
+
+    G = nx.Graph(spec.graph())
+    on_cycle = set()
+    for comp in nx.biconnected_components(G):
+        if WORLD in comp and len(comp) > 2:
+            on_cycle |= comp
+    return any(j.parent == WORLD and JOINT_TYPES[j.type][1] == "none" and j.child in on_cycle
+               for j in spec.joints)
+
+
 def _defer(order: list[int], late: set[int], G: nx.Graph) -> list[int]:
     """Move each node of ``late`` right after the last of its neighbours in ``order``.
 
@@ -184,10 +199,14 @@ class StepSystem:
         base = gs.analyze(undamped, ordering="brudigam", block_sizes=sizes, zero_diagonal=zero)
         loop_names = {j.name for j in model.spec.loop_joints}
         loops = {node[k] for k, name in enumerate(js.names) if k in node and name in loop_names}
-        if any(js.parent[k] < 0 and name in loop_names for k, name in enumerate(js.names)):
+        if (any(js.parent[k] < 0 and name in loop_names for k, name in enumerate(js.names))
+                or (loops and _free_spin_to_world_on_cycle(model.spec))):
             # A loop closed to the world makes both ends of a chain zero-diagonal joint nodes:
             # some body would be eliminated with two joints still after it, and a body between
             # two ball joints (free spin about their axis) then leaves a singular joint pivot.
+            # The same happens when a cycle through the world holds a joint to the world that
+            # leaves the body's rotation free (a human shoulder in an exoskeleton,
+            # models.arm_exoskeleton: a tree joint such as the elbow met a singular pivot).
             # Pivot every joint after all of its bodies (joint-joint fill, never singular
             # unless the joints are redundant).
             loops = set(node.values())
