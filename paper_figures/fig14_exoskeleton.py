@@ -245,7 +245,7 @@ def claims(rows: list[dict]) -> list[dict]:
                  "reproduced" if healthy <= TORQUE_LIMIT else "not reproduced", note),
            claim(B2023, "Fig. 14c: with the original gains it exceeds the limit for the spastic "
                  "patient", f"above {TORQUE_LIMIT:g} Nm", f"max |τ| {spastic:.2f} Nm",
-                 "partly" if spastic > TORQUE_LIMIT else "not reproduced",
+                 "partly reproduced" if spastic > TORQUE_LIMIT else "not reproduced",
                  "partly: the spastic elbow's stiffness and damping (models.PATIENTS) were "
                  "chosen so that this happens, so the row shows that the model can show the "
                  "effect, not that the paper's patient does; " + note)]
