@@ -38,7 +38,12 @@ import scipy.linalg
 from dynamics import quaternion as quat
 from dynamics.spec import WORLD, MechanismSpec
 
-from .peer_tree import UnsupportedMechanismError, check_steps
+from .peer_tree import (
+    SimulationDivergedError,
+    UnsupportedMechanismError,
+    check_steps,
+    config_size,
+)
 from .pinocchio_peer import (
     PIN_INTEGRATORS,
     integrate_steps,
@@ -122,7 +127,8 @@ def _local_axis(model, i: int):
 
 
 def simulate_constrained_pinocchio(spec: MechanismSpec, dt: float, steps: int,
-                                   integrator: str = "rk4", poses: bool = False) -> dict:
+                                   integrator: str = "rk4", poses: bool = False,
+                                   controller=None) -> dict:
     """Simulate a mechanism with kinematic loops in minimal coordinates (Pinocchio), the loop
     joints enforced at acceleration level without stabilization.
 
@@ -134,6 +140,12 @@ def simulate_constrained_pinocchio(spec: MechanismSpec, dt: float, steps: int,
     dt, steps, integrator
         As :func:`~comparisons.pinocchio_peer.simulate_pinocchio` (``"rk4"`` is the classic
         Runge-Kutta method in the tangent space).
+    controller : callable, optional
+        ``controller(t, positions, velocities) -> {joint name: inputs}`` for actuated tree
+        joints, called at the start of every step with the tree joints' coordinates and rates
+        by name (as :meth:`dynamics.maximal.Simulation.run`'s controller sees them); the
+        inputs are held over the step (zero-order hold, as ``Simulation.run`` applies them).
+        Returned in ``out["inputs"]`` (joint name -> (steps, dof)).
 
     Returns
     -------
@@ -201,9 +213,11 @@ def simulate_constrained_pinocchio(spec: MechanismSpec, dt: float, steps: int,
             out.append(c.rows @ a)
         return np.concatenate(out)
 
-    def acceleration(q, v):
+    def acceleration(q, v, tau=None):
         a_free = free_acceleration(q, v)
         J, chol = jacobian(q)
+        if tau is not None and tau.any():          # joint inputs: M⁻¹ τ more
+            a_free = a_free + scipy.linalg.cho_solve(chol, tau, check_finite=False)
         MinvJt = scipy.linalg.cho_solve(chol, J.T, check_finite=False)
         schur, rhs = J @ MinvJt, -(J @ a_free + drift(q, v))
         if not (np.isfinite(schur).all() and np.isfinite(rhs).all()):
@@ -213,8 +227,14 @@ def simulate_constrained_pinocchio(spec: MechanismSpec, dt: float, steps: int,
     J, chol = jacobian(q0)                     # consistent initial velocities: J v = 0
     MinvJt = scipy.linalg.cho_solve(chol, J.T, check_finite=False)
     v0 = v0 - MinvJt @ np.linalg.lstsq(J @ MinvJt, J @ v0, rcond=None)[0]
-    Q, V, seconds = integrate_steps(pin, model, integrator, acceleration, q0, v0, dt, steps,
-                                    tangent_blocks(layout))
+    blocks = tangent_blocks(layout)
+    if controller is None:
+        Q, V, seconds = integrate_steps(pin, model, integrator, acceleration, q0, v0, dt, steps,
+                                        blocks)
+        inputs = None
+    else:
+        Q, V, seconds, inputs = _controlled_steps(pin, model, layout, integrator, acceleration,
+                                                  controller, q0, v0, dt, steps, blocks)
     out = trajectory_outputs(pin, model, data, layout, tree, dt * np.arange(steps + 1), Q, V,
                              seconds, poses)
     violation = np.empty(len(Q))
@@ -222,4 +242,43 @@ def simulate_constrained_pinocchio(spec: MechanismSpec, dt: float, steps: int,
         pin.framesForwardKinematics(model, data, qi)
         violation[i] = np.abs(residual(qi)).max()
     out["constraint_violation"] = violation
+    if inputs is not None:
+        out["inputs"] = inputs
     return out
+
+
+def _controlled_steps(pin, model, layout, integrator, acceleration, controller, q, v, dt,
+                      steps, blocks):
+    """:func:`~comparisons.pinocchio_peer.integrate_steps` one step at a time with the
+    controller's inputs added to the joint torques and held over each step."""
+    held = np.zeros(model.nv)
+    where = {j.name: (j, iq, iv) for j, iq, iv in zip(layout.joints, layout.q_start,
+                                                       layout.v_start, strict=True)}
+
+    def driven(qi, vi):
+        return acceleration(qi, vi, held)
+
+    Q, V = np.empty((steps + 1, model.nq)), np.empty((steps + 1, model.nv))
+    Q[0], V[0] = q, v
+    inputs: dict[str, list] = {}
+    seconds = 0.0
+    for k in range(steps):
+        pos = {n: layout.from_segment(j, Q[k:k + 1, iq:iq + config_size(j)])[0]
+               for n, (j, iq, _) in where.items()}
+        vel = {n: V[k, iv:iv + j.dof] for n, (j, _, iv) in where.items()}
+        held[:] = 0.0
+        for name, val in (controller(k * dt, pos, vel) or {}).items():
+            j, _, iv = where[name]
+            if not j.actuated:
+                raise ValueError(f"joint {name!r} is not actuated (set actuated=True)")
+            val = np.asarray(val, dtype=float).reshape(-1)
+            held[iv:iv + j.dof] = val
+            inputs.setdefault(name, np.zeros((steps, j.dof)))[k] = val
+        try:
+            Qk, Vk, sec = integrate_steps(pin, model, integrator, driven, Q[k], V[k], dt, 1,
+                                          blocks)
+        except SimulationDivergedError:
+            raise SimulationDivergedError("pinocchio", k + 1, dt) from None
+        Q[k + 1], V[k + 1] = Qk[1], Vk[1]
+        seconds += sec
+    return Q, V, seconds, inputs

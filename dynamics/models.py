@@ -21,7 +21,8 @@ from .spec import WORLD, Body, BodyContact, Contact, Joint, MechanismSpec, Shape
 
 __all__ = ["rod", "pendulum", "double_pendulum", "fourbar", "segment_chain", "double_fourbar",
            "scaled_pendulum", "box_drop", "sphere_chain", "box_on_slope", "quadruped",
-           "sphere_stack", "sphere_collision", "arm_exoskeleton", "PATIENTS"]
+           "sphere_stack", "sphere_collision", "arm_exoskeleton", "PATIENTS", "five_bar_pose",
+           "five_bar_leg", "minitaur", "MINITAUR_HIPS"]
 
 _X = np.array([1.0, 0.0, 0.0])
 _Y = np.array([0.0, 1.0, 0.0])
@@ -268,6 +269,158 @@ def quadruped(*, hip_angle: float = 0.6, friction: float = 0.8, leg: float = 0.2
     init["free"] = [0.0, 0.0, height, 0.0, 0.0, 0.0]
     return MechanismSpec(tuple(bodies), tuple(joints), initial_positions=init,
                          name="quadruped", contacts=tuple(contacts))
+
+
+def five_bar_pose(theta_a: float, theta_b: float, upper: float = 0.1,
+                  lower: float = 0.2) -> tuple[float, float, np.ndarray]:
+    """Knee angles and foot position of a symmetric five-bar leg with coaxial hip motors.
+
+    ``theta_a``, ``theta_b``: the two motor (hip) angles, measured from the hanging direction
+    like every revolute joint of this module (the link direction at angle θ is
+    ``(sin θ, -cos θ)`` in the plane normal to the hip axis). The knees sit ``upper`` from the
+    hip; the two ``lower`` links meet at the foot, taken on the side of the knees away from the
+    hip (the leg's working assembly mode). Returns the relative knee angles ``(phi_a, phi_b)``
+    (rad, in ``(-π, π]``) and the foot's in-plane position (2,) from the hip.
+
+    With both motors at one angle the upper links overlap and the foot is not fixed by the
+    motors (any point ``lower`` from the common knee closes the loop); the leg is then taken
+    fully stretched, the configuration where the two branches of its configuration space
+    cross (the singular configuration of Brüdigam & Manchester 2020 §5, Fig. 7).
+    """
+    if not 0.0 < upper < lower:
+        raise ValueError(f"a five-bar leg needs 0 < upper < lower, got {upper}, {lower}")
+
+    def d(t):
+        return np.array([np.sin(t), -np.cos(t)])
+
+    ka, kb = upper * d(theta_a), upper * d(theta_b)
+    mid, half = 0.5 * (ka + kb), 0.5 * (kb - ka)
+    h = float(np.linalg.norm(half))
+    bisector = d(0.5 * (theta_a + theta_b))
+    if h < 1e-12:
+        n = bisector
+    else:
+        n = np.array([-half[1], half[0]]) / h
+        if n @ bisector < 0.0:
+            n = -n
+    foot = mid + np.sqrt(lower ** 2 - h ** 2) * n
+
+    def knee(k, theta):
+        u = foot - k
+        return float((np.arctan2(u[0], -u[1]) - theta + np.pi) % (2 * np.pi) - np.pi)
+
+    return knee(ka, theta_a), knee(kb, theta_b), foot
+
+
+def _five_bar(prefix: str, parent: str, hip, axis, upper: float, lower: float,
+              upper_mass: float, lower_mass: float, motors, *, actuated: bool = True,
+              hip_spring: float = 0.0, hip_rest=(0.0, 0.0), damper: float = 0.0):
+    """Bodies, joints and initial coordinates of one five-bar leg (see :func:`five_bar_leg`)."""
+    phi_a, phi_b, _ = five_bar_pose(motors[0], motors[1], upper, lower)
+    bodies, joints, init = [], [], {}
+    for side, theta, phi, rest in (("a", motors[0], phi_a, hip_rest[0]),
+                                   ("b", motors[1], phi_b, hip_rest[1])):
+        up, low = f"{prefix}upper_{side}", f"{prefix}lower_{side}"
+        bodies += [rod(up, upper, upper_mass, 0.01), rod(low, lower, lower_mass, 0.01)]
+        joints += [Joint(f"{prefix}hip_{side}", "revolute", parent, up, hip, _top(upper), axis,
+                         actuated=actuated, spring=hip_spring, damper=damper,
+                         spring_offset=[rest] if hip_spring else None),
+                   Joint(f"{prefix}knee_{side}", "revolute", up, low, -_top(upper), _top(lower),
+                         axis, damper=damper)]
+        init[f"{prefix}hip_{side}"] = [theta]
+        init[f"{prefix}knee_{side}"] = [phi]
+    # the loop: the lower ends stay on one line parallel to the hip axis (two constraints)
+    joints.append(Joint(f"{prefix}foot", "cylindrical_free", f"{prefix}lower_a",
+                        f"{prefix}lower_b", -_top(lower), -_top(lower), axis))
+    return bodies, joints, init
+
+
+def five_bar_leg(*, motor_angles=(0.8, -0.8), upper_length: float = 0.1,
+                 lower_length: float = 0.2, upper_mass: float = 0.05, lower_mass: float = 0.05,
+                 actuated: bool = True, hip_spring: float = 0.0, hip_rest=(0.0, 0.0),
+                 damper: float = 0.0) -> MechanismSpec:
+    """One Minitaur leg on a fixed hip: a symmetric five-bar linkage (Brüdigam & Manchester
+    2020 §5, Fig. 7) turning about the world x axis.
+
+    Two upper links (``upper_length``) hang from coaxial revolute joints at the origin
+    (``hip_a``, ``hip_b``: the two direct-drive motors, ``actuated``), a lower link
+    (``lower_length``) hangs from each upper link's end (``knee_a``, ``knee_b``), and the
+    lower ends are joined at the foot by a ``"cylindrical_free"`` loop joint (``foot``), so
+    the leg has 2 degrees of freedom (4 tree coordinates, 2 loop constraints). It starts at
+    rest with the motors at ``motor_angles`` (rad from hanging, the knees from
+    :func:`five_bar_pose`). ``hip_spring`` (N m/rad) pulls the motors towards ``hip_rest``;
+    ``damper`` (N m s/rad) acts on hips and knees.
+
+    The leg passes its singular configuration when the two motor angles are equal: the upper
+    links overlap, the leg is fully stretched and the loop constraints lose rank. Hanging
+    under gravity with ``motor_angles = (δ, -δ)`` the unpowered leg swings through it twice
+    per period.
+
+    Numbers: upper 0.1 m and lower 0.2 m links as in the brief's reading of Kenneally, Topping
+    & Koditschek (2016) (not checked against that paper here); ``bullet3``'s
+    ``data/quadruped/minitaur.urdf`` has 0.11 m and 0.2 m links of 0.05 kg each, the masses
+    used here. The links are solid 1 cm-radius rods (:func:`rod`; the URDF's inertias are
+    placeholders).
+    """
+    bodies, joints, init = _five_bar("", WORLD, np.zeros(3), _X, upper_length, lower_length,
+                                     upper_mass, lower_mass, motor_angles, actuated=actuated,
+                                     hip_spring=hip_spring, hip_rest=hip_rest, damper=damper)
+    return MechanismSpec(tuple(bodies), tuple(joints), initial_positions=init,
+                         name="five_bar_leg")
+
+
+#: Minitaur's legs (front/back, left/right) and their hip positions in the torso frame (m):
+#: ``bullet3``'s ``data/quadruped/minitaur.urdf`` puts the motor axes ±0.21 m fore and aft of
+#: the chassis centre and the leg planes about ±0.1 m to the sides.
+MINITAUR_HIPS = {"front_left": (0.21, 0.1), "front_right": (0.21, -0.1),
+                 "back_left": (-0.21, 0.1), "back_right": (-0.21, -0.1)}
+
+
+def minitaur(*, extension: float = 1.0, friction: float = 1.0, upper_length: float = 0.1,
+             lower_length: float = 0.2, link_mass: float = 0.05, chassis_mass: float = 3.2,
+             motor_mass: float = 0.25, clearance: float = 0.001) -> MechanismSpec:
+    """A Minitaur-like quadruped (Brüdigam & Manchester 2020 §5, Fig. 7; Ghost Robotics'
+    direct-drive robot): a torso on a floating joint and four five-bar legs
+    (:func:`five_bar_leg`) turning about the torso's lateral (y) axis, each with two coaxial
+    actuated hip joints (``{leg}_hip_a``, ``{leg}_hip_b``), two knees and a loop-closing
+    ``{leg}_foot`` joint, and a point contact with Coulomb ``friction`` at the foot.
+
+    It starts at rest standing on its feet (``clearance`` m above the ground) with every leg
+    vertical and its motors at ``±extension`` rad from hanging (the leg's length is then
+    ``upper cos e + sqrt(lower² - upper² sin² e)``, 0.235 m for ``e = 1``). 8 bodies per leg
+    plus the torso: 17 bodies, 6 + 4 × 2 = 14 degrees of freedom.
+
+    Numbers from ``bullet3``'s ``data/quadruped/minitaur.urdf`` (Coumans 2017): hips at
+    :data:`MINITAUR_HIPS`, chassis 3 kg plus two 0.1 kg side frames (``chassis_mass``, a
+    0.33 × 0.14 × 0.07 m box), eight 0.25 kg motors on the hip axes (added to the torso as
+    point masses at the hips), 0.05 kg links, lateral friction 1; 6.0 kg in all (the brief
+    quotes ~5 kg for the robot, not verified here). Link lengths 0.1 / 0.2 m as in
+    :func:`five_bar_leg`. The URDF's inertias are placeholders (unit diagonals): the torso gets
+    its box's inertia plus the motors' parallel-axis terms, the links those of 1 cm rods.
+    Drive it with :func:`dynamics.maximal.pd_controller` on the eight hip joints.
+    """
+    torso_shape = Shape("box", (0.33, 0.14, 0.07))
+    inertia = torso_shape.inertia(chassis_mass)
+    for x, y in MINITAUR_HIPS.values():
+        r = np.array([x, y, 0.0])
+        inertia = inertia + 2 * motor_mass * (r @ r * np.eye(3) - np.outer(r, r))
+    torso_mass = chassis_mass + 8 * motor_mass
+    bodies = [Body("torso", torso_mass, inertia, torso_shape)]
+    joints = [Joint("free", "floating", WORLD, "torso")]
+    contacts, init = [], {}
+    y_axis = np.array([0.0, 1.0, 0.0])
+    for name, (x, y) in MINITAUR_HIPS.items():
+        b, j, i = _five_bar(f"{name}_", "torso", [x, y, 0.0], y_axis, upper_length,
+                            lower_length, link_mass, link_mass, (extension, -extension))
+        bodies += b
+        joints += j
+        init.update(i)
+        contacts.append(Contact(f"{name}_foot", f"{name}_lower_a", -_top(lower_length),
+                                friction=friction))
+    _, _, foot = five_bar_pose(extension, -extension, upper_length, lower_length)
+    init["free"] = [0.0, 0.0, -foot[1] + clearance, 0.0, 0.0, 0.0]
+    return MechanismSpec(tuple(bodies), tuple(joints), initial_positions=init,
+                         name="minitaur", contacts=tuple(contacts))
 
 
 def sphere_stack(n: int = 2, *, radius: float = 0.25, mass: float = 1.0, friction: float = 0.5,

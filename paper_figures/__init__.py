@@ -28,6 +28,7 @@ from . import (
     fig2020_fig4,
     fig2020_fig5,
     fig2020_fig6,
+    fig2020_fig7_minitaur,
     fig2020_fig8,
     fig_baraff_speedup,
     fig_lee2016_fig2to4,
@@ -40,6 +41,7 @@ FIGURES = {m.NAME: m for m in (fig07abc_accuracy, fig07d_box_drop, fig08a_pendul
                                 fig10_tolerances, fig12_double_fourbar, fig14_exoskeleton,
                                 fig_baraff_speedup,
                                 fig_lee2016_fig2to4, fig2020_fig4, fig2020_fig5,
-                                fig2020_fig6, fig2020_fig8, fig_si_guenter_table1)}
+                                fig2020_fig6, fig2020_fig7_minitaur, fig2020_fig8,
+                                fig_si_guenter_table1)}
 
 __all__ = ["FIGURES"]

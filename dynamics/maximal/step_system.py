@@ -141,6 +141,32 @@ def _defer(order: list[int], late: set[int], G: nx.Graph) -> list[int]:
     return order
 
 
+def _pinned_pivot(order: list[int], joints: set[int], world: set[int], G: nx.Graph) -> bool:
+    """Whether ``order`` pivots a joint node before one of its bodies while the eliminated
+    part on its other side already reaches a joint to the world.
+
+    Pivoting a joint before its parent body is the tree order (leaves first) and is safe when
+    the eliminated subtree below it is otherwise free: its bodies can move rigidly, so the
+    joint's rows keep full rank. If that part is pinned to the world through eliminated joint
+    nodes (a chain of a mechanism graph with two joints to the world, eliminated from one
+    world end), the pivot sees only the few freedoms the pins leave and can be singular.
+    """
+    done: set[int] = set()
+    for n in order:
+        if n in joints and any(b not in done for b in G[n]):
+            seen, stack = {n}, [b for b in G[n] if b in done]
+            while stack:
+                m = stack.pop()
+                if m in seen:
+                    continue
+                if m in world:
+                    return True
+                seen.add(m)
+                stack.extend(k for k in G[m] if k in done and k not in seen)
+        done.add(n)
+    return False
+
+
 class StepSystem:
     """The Newton system of one integrator step on the mechanism graph.
 
@@ -211,6 +237,12 @@ class StepSystem:
             # unless the joints are redundant).
             loops = set(node.values())
         order = list(base.elimination_order)
+        world = {node[k] for k in node if js.parent[k] < 0}
+        if loops and _pinned_pivot(order, set(node.values()), world, undamped):
+            # e.g. a five-bar leg on two coaxial world joints closed at the foot
+            # (models.five_bar_leg): the tree order pivots a knee after its upper link and
+            # the upper link's world joint, before the lower link
+            loops = set(node.values())
         if loops:
             order = _defer(order, loops, G)
         self.analysis = base if not loops and undamped is G else gs.analyze(

@@ -118,3 +118,23 @@ def test_unsupported_loop_joints_are_rejected():
     assert [j.name for j in tree_part(spec).joints] == ["joint_left", "joint_bar", "joint_right"]
     with pytest.raises(ValueError, match="unknown integrator"):
         simulate_constrained_pinocchio(spec, 0.01, 1, integrator="rk45")
+
+
+def test_controller_inputs_hold_a_five_bar_leg_and_must_be_actuated():
+    """A controller holding the motors at their start angles (PD) keeps the leg near rest; the
+    inputs are recorded per step; inputs on an unactuated joint are refused."""
+    spec = models.five_bar_leg(motor_angles=(0.8, -0.8))
+
+    def hold(t, pos, vel):
+        return {j: [5.0 * (a - pos[j][0]) - 0.2 * vel[j][0]]
+                for j, a in (("hip_a", 0.8), ("hip_b", -0.8))}
+
+    out = simulate_constrained_pinocchio(spec, 0.001, 300, controller=hold)
+    angles = out["coordinates"]
+    assert abs(angles["hip_a"][-1, 0] - 0.8) < 0.05 and abs(angles["hip_b"][-1, 0] + 0.8) < 0.05
+    assert out["inputs"]["hip_a"].shape == (300, 1)
+    free = simulate_constrained_pinocchio(spec, 0.001, 300)
+    assert abs(free["coordinates"]["hip_a"][-1, 0] - 0.8) > 0.1      # gravity alone moves it
+    with pytest.raises(ValueError, match="not actuated"):
+        simulate_constrained_pinocchio(models.five_bar_leg(actuated=False), 0.001, 3,
+                                       controller=hold)
