@@ -721,9 +721,13 @@ class StepSystem:
             js = self.model.joints
             wk = self._step_work()
             F = allocate(self.analysis, "ldu", "compiled", pivot_rtol=0.0)
-            # on trees the implicit-L factor: a sixth less time for the factor and its 3-6
-            # solves per interior-point iteration on the sphere chain (n = 10)
-            handle = F.fused_handle(self.matrix, implicit=self._acyclic)
+            # The explicit factor, as the reference's. The implicit-L one (trees) takes a sixth
+            # less time for the factor and its 3-6 solves on sphere_chain(10), with the same
+            # iterations up to n = 10, but its solves of these ill-conditioned matrices are
+            # less accurate: on sphere_chain(100) it took 4 % more iterations than the
+            # reference and ended 6.7e-4 m from it (the explicit factor: 1 % fewer, 2e-7 m,
+            # as the reference's own spread under a 1-ulp perturbation of the start).
+            handle = F.fused_handle(self.matrix, implicit=False)
             groups, spans = [], []
             for grp in self.contacts:
                 P = np.zeros((len(grp), 1 + grp.m, 12))          # velocity maps at z₁
