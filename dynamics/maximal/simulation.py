@@ -360,7 +360,6 @@ class Simulation:
         # with contacts, a whole step is one compiled call too (StepSystem.contact_step); False
         # takes the Python-driven interior point (_interior_point, the readable reference)
         self._compiled_contacts = self.system.compiled_contacts
-        self._stored_variables = None     # the contact_variables list contact_step produced
         self.refine_atol = 1e-2 * self.tol
         self._pairs = None               # complementarity (row, a, b), built on first use
         self.set_state(x, q, v, w)
@@ -645,8 +644,7 @@ class Simulation:
         same start (warm or cold contact variables, the cold retry, the extrapolation switch),
         iterations and errors as the Python-driven step."""
         sys = self.system
-        if self.contact_variables is not self._stored_variables:
-            sys.set_contact_variables(self.contact_variables)      # set since the last step
+        sys.set_contact_variables(self.contact_variables)    # the warm start (may be user-set)
         prev = self._previous
         extrapolate = prev is not None and self.extrapolate and self.contact_extrapolation
         if prev is None:         # receives the current state (s_k) for the next step
@@ -669,7 +667,7 @@ class Simulation:
                 raise NewtonError(f"interior-point line search failed at t = {self.t:.6g} s "
                                   f"(residual {norm:.3g}, target {target:.3g})")
             self._raise(code, pos, history)
-        self.contact_variables = self._stored_variables = sys.contact_variables()
+        self.contact_variables = sys.contact_variables()
         self.t += self.dt
         return it
 
