@@ -2,6 +2,8 @@
 :mod:`dynamics.maximal.interior_point_kernels`) against the Python-driven interior point
 (:meth:`Simulation._interior_point`, the reference) on every contact model: the same
 iteration count at every step, states equal to 1e-10, zero penetration, and the same errors."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -14,8 +16,18 @@ def _quadruped_controller(spec):
     return pd_controller(targets, kp=100.0, kd=2.0)
 
 
+def _damped_sphere_chain(n):
+    """sphere_chain(n) with a spring and a damper on every ball joint: the damper's body-body
+    coupling blocks and the spring wrenches together with contacts."""
+    spec = models.sphere_chain(n)
+    joints = tuple(j if j.type == "floating" else replace(j, spring=2.0, damper=0.5)
+                   for j in spec.joints)
+    return replace(spec, joints=joints, name=f"damped_sphere_chain{n}")
+
+
 # (spec, dt, steps, controller factory)
 CASES = {
+    "damped_sphere_chain_4": (_damped_sphere_chain(4), 0.01, 60, None),
     "box_drop": (models.box_drop(), 0.01, 80, None),
     "box_on_slope": (models.box_on_slope(np.deg2rad(30.0), 0.3), 0.01, 60, None),
     "sphere_chain_1": (models.sphere_chain(1), 0.01, 100, None),
