@@ -11,7 +11,7 @@ times a plain loop of ``Simulation.step()`` from the same start (alternately in 
 affine fit ``a + b n`` of the time per interior-point iteration (``a``: fixed cost of an
 iteration and the step's share of call overhead, ``b``: graph factorization and solves per
 sphere) and the iterations per step. With the compiled backend a whole step, its
-interior-point loop included, is one compiled call (:meth:`StepSystem.contact_step`).
+interior-point loop included, is one compiled call (``StepSystem.contact_step``).
 """
 from __future__ import annotations
 
