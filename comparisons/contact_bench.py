@@ -8,8 +8,10 @@ untimed warm-up step, with the garbage collector off. Beside ``Simulation.run`` 
 times a plain loop of ``Simulation.step()`` from the same start (alternately in every repeat):
 ``maximal_recording_overhead = maximal_s / maximal_step_s - 1`` is the cost of the recording.
 :func:`scaling_summary` gives the log-log slopes (1 = linear time), the
-affine fit ``a + b n`` of the time per interior-point iteration (``a``: fixed Python cost of an
-iteration, ``b``: graph factorization and solves per sphere) and the iterations per step.
+affine fit ``a + b n`` of the time per interior-point iteration (``a``: fixed cost of an
+iteration and the step's share of call overhead, ``b``: graph factorization and solves per
+sphere) and the iterations per step. With the compiled backend a whole step, its
+interior-point loop included, is one compiled call (``StepSystem.contact_step``).
 """
 from __future__ import annotations
 
@@ -178,7 +180,8 @@ def linear_slope(rows: list[dict], key: str = "maximal_s", min_size: int = 5) ->
 def affine_fit(rows: list[dict], key: str = "maximal_us_per_iteration", min_size: int = 5
                ) -> tuple[float, float]:
     """Least-squares ``(a, b)`` of ``key ≈ a + b n`` over the successful rows with
-    ``n >= min_size``: ``a`` the fixed cost (Python overhead per interior-point iteration),
+    ``n >= min_size``: ``a`` the fixed cost per interior-point iteration (Python overhead of the
+    reference path; the compiled step's call overhead shared out),
     ``b`` the cost per sphere (NaN, NaN with fewer than two sizes)."""
     ok = [(r["n"], r[key]) for r in rows if r.get("maximal_status") == "ok"
           and r["n"] >= min_size]

@@ -202,7 +202,10 @@ class Factorization:
         lower blocks unscaled and apply ``D⁻¹`` during the solve, which saves a third of the
         factor's work when every factorization serves one solve (Newton's method). The
         buffers then hold no explicit factor, so :meth:`solve` and ``L``/``D``/``U`` raise
-        until the next :meth:`refactor`.
+        until the next :meth:`refactor`. ``graphsolve.lowlevel.solve_factored(handle, x)``
+        solves further right-hand sides with the factor of the last successful
+        ``refactor_solve``. The handle flags singular pivots by this factorization's
+        ``pivot_rtol``.
         """
         if self.backend != "compiled" or self.method != "ldu":
             raise GraphSolveError("fused_handle needs the compiled backend and method 'ldu', "
@@ -214,7 +217,7 @@ class Factorization:
         self._implicit = bool(implicit)
         return self._kernel.fused_handle(self.analysis, self._layout(A), self._D, self._Dlu,
                                          self._piv, self._L, self._U, self._work,
-                                         bool(implicit))
+                                         bool(implicit), self.pivot_rtol)
 
     def mark_valid(self, status: int) -> None:
         """Record the status returned by ``refactor_solve`` (-1 means success; after an

@@ -19,6 +19,9 @@ True
 Write new values into ``A.data`` in place (its layout: :meth:`graphsolve.BlockMatrix.
 entry_coordinates` gives the row and column of every entry, :attr:`graphsolve.BlockMatrix.
 diag_ptr` / ``edge_ptr`` where each block starts) and call :func:`refactor_solve` again.
+:func:`solve_factored` solves another right-hand side with the factor the last successful
+:func:`refactor_solve` left (several solves per factorization, as an interior-point method's
+predictor and corrector).
 
 Everything here is public and stable in the sense of the rest of the package: ``dynamics``
 and ``comparisons`` use only these names and the package's top-level ones (a test checks it).
@@ -27,12 +30,12 @@ and ``comparisons`` use only these names and the package's top-level ones (a tes
 from __future__ import annotations
 
 from .factor import allocate
-from .kernels.fused import refactor_solve
+from .kernels.fused import refactor_solve, solve_factored
 from .kernels.protocol import Status
 from .kernels.reference import PIVOT_RTOL
 from .kernels.simd import mm6_sub
 
-__all__ = ["refactor_solve", "allocate", "PIVOT_RTOL", "Status",
+__all__ = ["refactor_solve", "solve_factored", "allocate", "PIVOT_RTOL", "Status",
            "STATUS_OK", "STATUS_NONFINITE", "mm6_sub"]
 
 #: :func:`refactor_solve` succeeded (``x`` holds the solution); ``Status.OK`` as a plain int.

@@ -16,6 +16,7 @@ from tqdm.auto import tqdm
 from .. import quaternion as quat
 from ..spec import MechanismSpec, SpecError
 from . import contact_kernels as ck
+from .interior_point_kernels import TAU, WARM_FLOOR
 from .mechanism import MaximalModel
 from .newton_kernels import NewtonStatus
 from .step_system import NewtonError, StepSystem, omega_scalar, quaternion_update
@@ -339,7 +340,7 @@ class Simulation:
         self.spec, self.dt, self.tol, self.max_iter = spec, dt, float(tol), int(max_iter)
         self.system = StepSystem(self.model, dt, backend)
         self.t = 0.0
-        self.last_residuals = np.zeros(0)
+        self._residuals = np.zeros(0)
         x, q, v, w = self.model.initial_state()
         self._check_initial(x, q)
         self._lam = np.zeros((len(self.model.joints), 6))
@@ -356,6 +357,9 @@ class Simulation:
         # kernels and graphsolve backend; springs, dampers and joint forces included. False
         # takes the Python-driven step (StepSystem.begin, the NumPy reference, then Newton).
         self._compiled_step = bool(self.system.fused)
+        # with contacts, a whole step is one compiled call too (StepSystem.contact_step); False
+        # takes the Python-driven interior point (_interior_point, the readable reference)
+        self._compiled_contacts = self.system.compiled_contacts
         self.refine_atol = 1e-2 * self.tol
         self._pairs = None               # complementarity (row, a, b), built on first use
         self.set_state(x, q, v, w)
@@ -433,6 +437,16 @@ class Simulation:
         return NewtonError(f"body {self.spec.bodies[i].name!r}: |ω| = "
                            f"{np.linalg.norm(w[i]):.4g} rad/s >= 2/Δt = {2 / self.dt:.4g}; "
                            "reduce the step size")
+
+    @property
+    def last_residuals(self) -> np.ndarray:
+        """Residual max-norms of the last step's Newton or interior-point iterations (a copy:
+        the compiled steps keep them in a work buffer that the next step overwrites)."""
+        return np.array(self._residuals)
+
+    @last_residuals.setter
+    def last_residuals(self, value) -> None:
+        self._residuals = np.asarray(value, dtype=float)
 
     # ------------------------------------------------------------------ stepping
     def _interior_point(self, s):
@@ -576,8 +590,11 @@ class Simulation:
         ``joint_forces``: actuator inputs along the joint coordinates, (n_joints, 6) (or
         anything that broadcasts to it), or ``None``. Without contacts the whole step is one
         compiled call (:meth:`StepSystem.step_compiled`), joint springs, dampers and forces
-        included.
+        included; with contacts too (:meth:`StepSystem.contact_step`, the interior-point loop
+        of :meth:`_interior_point` in compiled code).
         """
+        if self._compiled_contacts:
+            return self._contact_step_compiled(joint_forces)
         if self._compiled_step:
             # the kernel extrapolates from and then updates self._previous in place
             fresh = self._previous is None or not self.extrapolate
@@ -621,6 +638,38 @@ class Simulation:
         self._previous = current
         self.t += self.dt
         return iters
+
+    def _contact_step_compiled(self, joint_forces) -> int:
+        """:meth:`step` with contacts in one compiled call (:meth:`StepSystem.contact_step`):
+        same start (warm or cold contact variables, the cold retry, the extrapolation switch),
+        iterations and errors as the Python-driven step."""
+        sys = self.system
+        sys.set_contact_variables(self.contact_variables)    # the warm start (may be user-set)
+        prev = self._previous
+        extrapolate = prev is not None and self.extrapolate and self.contact_extrapolation
+        if prev is None:         # receives the current state (s_k) for the next step
+            prev = self._previous = (np.empty_like(self.v), np.empty_like(self.w),
+                                     np.empty_like(self._lam))
+        code, it, pos, target, history = sys.contact_step(
+            self.x, self.q, self.v, self.w, self._lam, self.tol, self.max_iter,
+            warm_start=self.warm_start, refine=self.refine, refine_atol=self.refine_atol,
+            previous=prev, extrapolate=extrapolate, joint_forces=joint_forces)
+        self._residuals = history
+        if code != NewtonStatus.CONVERGED:
+            self._previous = None
+            norm = history[-1]
+            if code == NewtonStatus.ITERATION_CAP:
+                raise NewtonError(f"interior-point method did not converge in {self.max_iter} "
+                                  f"iterations at t = {self.t:.6g} s (residual {norm:.3g}, "
+                                  f"mean complementarity {sys.mean_complementarity():.3g}"
+                                  f", tol {self.tol:g})")
+            if code == NewtonStatus.LINE_SEARCH_FAILED:
+                raise NewtonError(f"interior-point line search failed at t = {self.t:.6g} s "
+                                  f"(residual {norm:.3g}, target {target:.3g})")
+            self._raise(code, pos, history)
+        self.contact_variables = sys.contact_variables()
+        self.t += self.dt
+        return it
 
     def _extrapolated_guess(self) -> np.ndarray | None:
         """Initial Newton point ``2 s_k - s_{k-1}`` (linear extrapolation of velocities and
@@ -747,10 +796,9 @@ class Simulation:
         return traj
 
 
-#: Fraction to the boundary of the interior-point steps (Nocedal & Wright eq. 19.9).
-_TAU = 0.995
-#: Warm start: the previous step's contact variables raised to at least this value.
-_WARM_FLOOR = 1e-3
+#: Fraction to the boundary of the interior-point steps (Nocedal & Wright eq. 19.9) and the
+#: warm start's floor of the previous step's contact variables: shared with the compiled step.
+_TAU, _WARM_FLOOR = TAU, WARM_FLOOR
 
 
 def _rotation_rate(w: np.ndarray, dt: float) -> np.ndarray:

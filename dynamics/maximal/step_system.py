@@ -51,6 +51,7 @@ from . import contact_kernels as ck
 from . import joints as jt
 from .contacts import contact_groups
 from .force_kernels import forced_step_kernel
+from .interior_point_kernels import contact_step_kernel
 from .mechanism import MaximalModel
 from .newton_kernels import (
     NewtonStatus,
@@ -81,6 +82,35 @@ class _StepWork:
     pairs: np.ndarray            # (n_pairs,) the damped joints between two bodies
     applied: bool                # the mechanism has a joint spring or damper
     no_forces: np.ndarray        # (0, 6) placeholder for joint_forces=None
+    s: np.ndarray                # (N,) the step's unknowns
+    history: np.ndarray          # (max_iter + 1,) residual max-norms, regrown for a larger cap
+    prev_v: np.ndarray           # (nb, 3) extrapolation scratch when there is no last step
+    prev_w: np.ndarray           # (nb, 3)
+    prev_lam: np.ndarray         # (n_joints, 6)
+
+    def history_for(self, max_iter: int) -> np.ndarray:
+        """The history buffer, regrown if it holds fewer than ``max_iter + 1`` entries."""
+        if self.history.shape[0] < max_iter + 1:
+            self.history = np.zeros(max_iter + 1)
+        return self.history
+
+
+@dataclass
+class _ContactWork:
+    """Work arrays of :meth:`StepSystem.contact_step` (see
+    :func:`.interior_point_kernels.contact_step_kernel`), made once per step system."""
+
+    factorization: gs.Factorization     # the compiled step's own (pivot_rtol 0, as the reference)
+    handle: tuple                       # its fused handle
+    u: np.ndarray                       # (N,) the last step's contact variables in their rows
+    groups: tuple                       # per contact group, the kernel's geometry tuple
+    joints: tuple                       # the joint arrays of the kernel
+    pairs: tuple                        # (row, ia, ib, positive) complementarity indices
+    forces: tuple                       # (G, rate, external, damping, diag_const, coupling)
+    scratch: tuple                      # the interior-point loop's work vectors
+    s_start: np.ndarray                 # (N,) the start before the contact rows
+    coo: tuple                          # (rows, cols) of every BlockMatrix entry
+    spans: tuple                        # per group, its (first row, n, size) in s
 
 
 def _factor_status(code: int, pos: int) -> int:
@@ -255,6 +285,7 @@ class StepSystem:
         self._handle = None
         self._csr = None                  # entry coordinates of the BlockMatrix buffer
         self._work = None                 # work arrays of step_compiled
+        self._contact_wk = None           # work arrays of contact_step
         self.offsets = self.matrix.offsets
         self.N = int(self.offsets[-1])
         self._build_scatter(node)
@@ -668,7 +699,9 @@ class StepSystem:
                 coupling=np.zeros((len(self._damped_pairs), 2, 36)),
                 pairs=np.ascontiguousarray(self._damped_pairs, dtype=np.int64),
                 applied=bool(np.any(js.spring > 0) or damped),
-                no_forces=np.zeros((0, 6)))
+                no_forces=np.zeros((0, 6)), s=np.zeros(self.N), history=np.zeros(0),
+                prev_v=np.zeros((nb, 3)), prev_w=np.zeros((nb, 3)),
+                prev_lam=np.zeros((nj, 6)))
         return self._work
 
     def step_compiled(self, x, q, v, w, lam, tol: float, max_iter: int, previous=None,
@@ -683,19 +716,19 @@ class StepSystem:
         broadcasts to (n_joints, 6) (as in :meth:`begin`). ``previous`` = ``(v, w, λ)`` of the
         last step (arrays, overwritten with the current ones) starts Newton from the linear
         extrapolation ``2 s_k - s_{k-1}``; ``None`` starts from ``s_k``. Returns ``(code,
-        iterations, position, history)``. Contacts are not handled (:attr:`fused` is
-        required).
+        iterations, position, history)``, ``history`` a view of a work buffer that the next
+        call overwrites. Contacts: :meth:`contact_step`.
         """
         m, js = self.model, self.model.joints
         wk = self._step_work()
-        s = np.zeros(self.N)
+        s = wk.s
         extrapolate = previous is not None
-        if previous is None:
-            previous = (np.zeros_like(v), np.zeros_like(w), np.zeros_like(lam))
+        if previous is None:        # start_step only writes the current state into them
+            previous = (wk.prev_v, wk.prev_w, wk.prev_lam)
         F = self._ensure_factorization(s)
         if self._handle is None:
             self._handle = F.fused_handle(self.matrix, implicit=self._acyclic)
-        history = np.zeros(max_iter + 1)
+        history = wk.history_for(max_iter)
         if joint_forces is None and not wk.applied:
             code, it, pos = step_kernel(
                 x, q, v, w, lam, *previous, extrapolate, s, tol, max_iter, history,
@@ -723,6 +756,115 @@ class StepSystem:
         step took gravity as the only applied force; joint springs and dampers of the
         mechanism are included)."""
         return self.step_compiled(x, q, v, w, lam, tol, max_iter, previous)
+
+    @property
+    def compiled_contacts(self) -> bool:
+        """Whether :meth:`contact_step` runs: contacts, compiled kernels and graphsolve's
+        compiled backend."""
+        return (self.kernels == "compiled" and self.backend in ("auto", "compiled")
+                and bool(self.contacts))
+
+    def _contact_work(self) -> _ContactWork:
+        """Work arrays of :meth:`contact_step`, made on first use: its own factorization and
+        fused handle (several solves per factorization; singular only at exact zero pivots, as
+        the reference's), the kernel's argument tuples and scratch vectors."""
+        if self._contact_wk is None:
+            js = self.model.joints
+            wk = self._step_work()
+            F = allocate(self.analysis, "ldu", "compiled", pivot_rtol=0.0)
+            # The explicit factor, as the reference's. The implicit-L one (trees) takes a sixth
+            # less time for the factor and its 3-6 solves on sphere_chain(10), with the same
+            # iterations up to n = 10, but its solves of these ill-conditioned matrices are
+            # less accurate: on sphere_chain(100) it took 4 % more iterations than the
+            # reference and ended 6.7e-4 m from it (the explicit factor: 1 % fewer, 2e-7 m,
+            # as the reference's own spread under a 1-ulp perturbation of the start).
+            handle = F.fused_handle(self.matrix, implicit=False)
+            groups, spans = [], []
+            for grp in self.contacts:
+                P = np.zeros((len(grp), 1 + grp.m, 12))          # velocity maps at z₁
+                groups.append((int(grp.m), *grp.kernel_arguments(), grp.friction, grp.r0,
+                               P, grp.diag_ptr, grp.bc_a, grp.cb_a, grp.bc_b, grp.cb_b))
+                first = int(grp.rows[0, 0])
+                if not np.array_equal(grp.rows.ravel(), first + np.arange(grp.rows.size)):
+                    raise AssertionError("contact rows of a group must be contiguous")
+                spans.append((first, len(grp), grp.size))
+            loc = [g.complementarity_pairs() for g in self.contacts]
+            pairs = tuple(np.ascontiguousarray(np.concatenate(
+                [g.rows[:, p[k]].ravel() for g, p in zip(self.contacts, loc, strict=True)]),
+                dtype=np.int64) for k in range(3))
+            positive = np.concatenate([g.rows.ravel() for g in self.contacts]).astype(np.int64)
+            N = self.N
+            nj = len(js)
+            deriv = np.empty((nj, 2, 6, 7))
+            scratch = (deriv, np.empty_like(deriv), *(np.empty(N) for _ in range(9)))
+            joints = (js.parent, js.child, js.p_a, js.p_b, js.q_off, js.select, js.n_constraints,
+                      self._jrow, self._ptr_bj, self._ptr_jb, js.free, js.dof,
+                      js.translational_dof, js.rotational_dof, js.rot_axis, js.spring,
+                      js.spring_offset, js.damper, wk.pairs, self._coupling_dst)
+            self._contact_wk = _ContactWork(
+                factorization=F, handle=handle, u=np.zeros(N), groups=tuple(groups),
+                joints=joints, pairs=(*pairs, positive),
+                forces=(wk.G, wk.rate, wk.external, wk.damping, wk.diag_const, wk.coupling),
+                scratch=scratch, s_start=np.empty(N), coo=self._coordinates(),
+                spans=tuple(spans))
+        return self._contact_wk
+
+    def contact_step(self, x, q, v, w, lam, tol: float, max_iter: int, *, warm_start: bool,
+                     refine: bool, refine_atol: float, previous, extrapolate: bool,
+                     joint_forces=None):
+        """A whole step with contacts in one compiled call
+        (:func:`.interior_point_kernels.contact_step_kernel`: update rules, applied forces,
+        contact maps and the Mehrotra interior-point loop of
+        :meth:`.Simulation._interior_point`, Brüdigam et al. 2023 App. D, Nocedal & Wright
+        Alg. 14.3); the state arrays are updated in place on success.
+
+        The contact variables of the last step are :meth:`contact_variables` (set them with
+        :meth:`set_contact_variables`); ``warm_start`` starts from them when one is nonzero.
+        ``previous`` = ``(v, w, λ)`` arrays that receive the current state; with
+        ``extrapolate`` they hold the last step's, and the start is ``2 s_k - s_{k-1}`` (as
+        :meth:`step_compiled`). ``joint_forces`` as in :meth:`step_compiled`. Returns ``(code,
+        iterations, position, target, history)``: a :class:`.NewtonStatus`, the iterations,
+        the singular pivot's position or the body over the rate limit, the centring target of a
+        failed line search and the residual max-norms (a view of a work buffer that the next
+        call overwrites).
+        """
+        m, js = self.model, self.model.joints
+        wk = self._step_work()
+        cw = self._contact_work()
+        s = wk.s
+        history = wk.history_for(max_iter)
+        has_forces = joint_forces is not None
+        forces = (np.ascontiguousarray(np.broadcast_to(
+            np.asarray(joint_forces, dtype=float), (len(js), 6))) if has_forces
+                  else wk.no_forces)
+        rows, cols = cw.coo
+        code, it, pos, target = contact_step_kernel(
+            x, q, v, w, lam, *previous, bool(extrapolate), cw.u, bool(warm_start), s, float(tol),
+            int(max_iter), bool(refine), float(refine_atol), history, cw.handle,
+            self.matrix.data, rows, cols, m.mass, m.inertia, self.dt, wk.gravity, forces,
+            has_forces, cw.joints, cw.groups, cw.pairs, cw.forces, cw.scratch, cw.s_start)
+        cw.factorization.mark_valid(_factor_status(code, pos))
+        return code, it, pos, target, history[:it + 1]
+
+    def contact_variables(self) -> list[np.ndarray]:
+        """Copies of the contact variables :meth:`contact_step` last stored, per group
+        ``(n, size)``."""
+        u = self._contact_work().u
+        return [u[a:a + n * k].reshape(n, k).copy() for a, n, k in self._contact_work().spans]
+
+    def set_contact_variables(self, values) -> None:
+        """Store per-group ``(n, size)`` contact variables for :meth:`contact_step`'s warm
+        start."""
+        cw = self._contact_work()
+        for (a, n, k), val in zip(cw.spans, values, strict=True):
+            cw.u[a:a + n * k] = np.asarray(val, dtype=float).reshape(-1)
+
+    def mean_complementarity(self) -> float:
+        """Mean complementarity product of the last iterate of :meth:`contact_step` (for
+        the messages of a failed step)."""
+        row, ia, ib, _ = self._contact_work().pairs
+        s = self._step_work().s
+        return float(ck.mean_product(s, s, 0.0, ia, ib))
 
     def factor(self, s: np.ndarray) -> None:
         """Evaluate ``F(s)`` (eq. 32) and (re)factor it with graphsolve's LDU (eq. 31-33)."""

@@ -3,8 +3,9 @@
 :func:`fused_handle` packs what a factorization's refactor and solve need (the packed analysis
 arrays, the gather map, the factor and work buffers, the specialization) into a tuple of
 arrays; :func:`refactor_solve`, itself compiled, loads new values, factors them (LDU) and
-solves without returning to Python. Public as :func:`graphsolve.lowlevel.refactor_solve` and
-:meth:`graphsolve.Factorization.fused_handle`.
+solves without returning to Python; :func:`solve_factored` solves further right-hand sides with
+that factor. Public as :func:`graphsolve.lowlevel.refactor_solve`,
+:func:`graphsolve.lowlevel.solve_factored` and :meth:`graphsolve.Factorization.fused_handle`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from .specializations import (
     specialization,
 )
 
-__all__ = ["fused_handle", "refactor_solve", "KIND_PAIR_6_5", "KIND_PAIR_6_3", "KIND_IMPLICIT"]
+__all__ = ["fused_handle", "refactor_solve", "solve_factored", "KIND_PAIR_6_5", "KIND_PAIR_6_3",
+           "KIND_IMPLICIT"]
 
 #: The ``kind`` of a :func:`fused_handle`: ``100 · BS + BS2`` for the size specialization
 #: ``(BS, BS2)`` of :func:`~graphsolve.kernels.specializations.specialization` (0 generic),
@@ -45,18 +47,20 @@ _solve_implicit_6_3 = _SOLVE_IMPLICIT[(6, 3)]
 _solve_implicit_6_5 = _SOLVE_IMPLICIT[(6, 5)]
 
 
-def fused_handle(an, gmap, D, Dlu, piv, L, U, work, implicit: bool = False) -> tuple:
+def fused_handle(an, gmap, D, Dlu, piv, L, U, work, implicit: bool = False,
+                 rtol: float = PIVOT_RTOL) -> tuple:
     """The ``handle`` (a tuple of arrays) for :func:`refactor_solve`, which numba code can call
     in a loop (e.g. a Newton iteration) without returning to Python. The buffers are shared
     with the :class:`~graphsolve.Factorization` that made them. ``implicit`` (acyclic patterns
     only) keeps the lower blocks unscaled (solved by
     :func:`~graphsolve.kernels.solve_kernels._solve_vector` with ``implicit``): faster, but
-    the buffers then do not hold the explicit factor."""
+    the buffers then do not hold the explicit factor. ``rtol``: the singular-pivot rule
+    (:data:`~graphsolve.kernels.reference.PIVOT_RTOL`; 0 flags exact zeros only)."""
     w1, w2 = work[:2]
     if implicit and an.n_updates != 0:
         raise ValueError("an implicit-L factor needs an acyclic pattern (no fill updates)")
     bs, bs2 = specialization(an)
-    return (*_pack(an), gmap.lsrc, gmap.usrc, D, Dlu, piv, L, U, w1, w2, float(PIVOT_RTOL),
+    return (*_pack(an), gmap.lsrc, gmap.usrc, D, Dlu, piv, L, U, w1, w2, float(rtol),
             np.int64(_handle_kind(bs, bs2, implicit)))
 
 
@@ -92,6 +96,22 @@ def refactor_solve(handle, values, x):
                                       rtol, implicit, values, lsrc, usrc)
     if status >= 0:
         return -2 if _poison(values) != 0.0 else status
+    solve_factored(handle, x)
+    return -1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def solve_factored(handle, x):
+    """Solve ``x`` in place with the factor that the last successful :func:`refactor_solve` on
+    ``handle`` left in its buffers (another right-hand side for the same matrix: no refactor).
+
+    The caller guarantees that factor: a :func:`refactor_solve` returned -1 and nothing has
+    refactored the buffers since. An implicit-L handle solves with its unscaled lower blocks,
+    as :func:`refactor_solve` does. Non-finite ``x`` propagates (no check).
+    """
+    ints, bounds, lsrc, usrc, D, Dlu, piv, L, U, w1, w2, rtol, kind = handle
+    implicit = kind >= KIND_IMPLICIT
+    symmetric = kind < 0
     # the solve kernels read the first seven arrays of the pack (_unpack_solve)
     if kind == KIND_IMPLICIT + KIND_PAIR_6_5:
         _solve_implicit_6_5(ints, bounds, Dlu, piv, L, U, x)
@@ -105,4 +125,3 @@ def refactor_solve(handle, values, x):
         _solve_vector_6_3(ints, bounds, Dlu, piv, L, U, x)
     else:
         _solve_0_0(ints, bounds, Dlu, piv, L, U, x, np.int64(1), symmetric)
-    return -1

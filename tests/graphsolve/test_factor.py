@@ -911,6 +911,53 @@ def test_fused_implicit_factor_solves_trees(case):
     np.testing.assert_allclose(F.solve(b), x, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("case", ["cyclic", "pair5", "implicit-tree"])
+def test_solve_factored_reuses_the_last_fused_factor(case):
+    """graphsolve.lowlevel.solve_factored: further right-hand sides with the factor the last
+    refactor_solve left (generic kernel with fill, a size pair, an implicit-L tree), equal to
+    spsolve, and equal bit for bit to refactor_solve's own solve of the same vector."""
+    from graphsolve.lowlevel import refactor_solve, solve_factored
+
+    implicit = case == "implicit-tree"
+    if case == "cyclic":
+        A = gs.random_block_matrix(gs.generators.ladder(6), kind="unsymmetric", block_size=3,
+                                   seed=6)
+    else:
+        tree = gs.generators.random_tree(9, seed=2)
+        A = gs.random_block_matrix(gs.generators.constraint_graph(
+            tree, body_size=6, constraint_size=5), kind="kkt", seed=9)
+    F = gs.allocate(gs.analyze(A), "ldu", "compiled")
+    handle = F.fused_handle(A, implicit=implicit)
+    rng = np.random.default_rng(3)
+    b1, b2 = rng.standard_normal((2, A.shape[0]))
+    x1 = b1.copy()
+    assert refactor_solve(handle, A.data, x1) == -1
+    x2 = b2.copy()
+    solve_factored(handle, x2)
+    ref = sp.linalg.spsolve(A.to_scipy().tocsc(), b2)
+    assert np.abs(x2 - ref).max() <= 1e-10 * np.abs(ref).max()
+    again = b1.copy()
+    solve_factored(handle, again)
+    np.testing.assert_array_equal(again, x1)
+
+
+def test_fused_handle_flags_singular_pivots_by_the_factorizations_pivot_rtol():
+    """A pivot block tiny against its entries but not zero: singular under the default
+    PIVOT_RTOL, factored with pivot_rtol=0 (only exact zeros are singular)."""
+    from graphsolve.lowlevel import refactor_solve
+
+    A = gs.random_block_matrix(gs.generators.path(3), kind="unsymmetric", block_size=2, seed=4)
+    an = gs.analyze(A)
+    first = int(an.order[0])
+    lo, hi = A.diag_ptr[first], A.diag_ptr[first + 1]
+    A.data[lo:hi] = [1.0, 1.0, 1.0, 1.0 + 2.0 ** -52]        # rank one up to an ulp
+    b = np.ones(A.shape[0])
+    strict = gs.allocate(an, "ldu", "compiled")
+    assert refactor_solve(strict.fused_handle(A), A.data, b.copy()) == 0
+    exact = gs.allocate(an, "ldu", "compiled", pivot_rtol=0.0)
+    assert refactor_solve(exact.fused_handle(A), A.data, b.copy()) == -1
+
+
 def test_fused_implicit_factor_refuses_cycles():
     A = gs.random_block_matrix(gs.generators.ladder(4), kind="unsymmetric", block_size=2,
                                seed=1)

@@ -1,0 +1,300 @@
+"""A whole contact step in one compiled (numba) call: the update rules, the applied forces, the
+contact velocity maps and the interior-point loop, with no Python per iteration.
+
+The algorithm is the Mehrotra predictor-corrector of :meth:`.Simulation._interior_point`
+(Brüdigam et al. 2023, App. D; Nocedal & Wright 2006, Alg. 14.3 and §19.3), which stays the
+readable reference; the constants, the iteration counts and the order of the floating-point
+operations are the same (the tests compare the two on every contact model). Per iteration,
+with ``μ`` the mean complementarity product and one factorization of ``F = ∂f/∂s``:
+
+1. predictor: ``F Δ_a = -f_0`` (refactor and solve in one call,
+   :func:`graphsolve.lowlevel.refactor_solve`), ``α_a`` to the boundary, ``μ_a`` there and the
+   centring target ``σμ = max((μ_a/μ)³ μ, tol/100)`` (N&W 14.34);
+2. corrector ``F Δ = -f_σμ - Δ_a u_a ∘ Δ_a u_b`` (N&W 14.35) with the same factor
+   (:func:`graphsolve.lowlevel.solve_factored`) and up to three rounds of iterative refinement;
+3. fraction to the boundary ``τ = max(0.995, 1 - μ)`` (N&W 19.9) and a halving line search on
+   ``‖f_σμ‖₂``: 8 halvings of the corrector, then 40 of the plain Newton (centring) step.
+
+Converged when ``‖f_0‖∞ <= tol``. A warm start (the last step's contact variables floored at
+``WARM_FLOOR``) that fails by the iteration cap or the line search is retried once from the
+cold start, as :meth:`.Simulation.step` does. The outcome is a
+:class:`.newton_kernels.NewtonStatus` code that Python turns into a :class:`.NewtonError`.
+
+Contact groups (contacts with the same number ``m`` of friction directions) come as a tuple of
+equally typed tuples (:meth:`.StepSystem.contact_step` builds it), looped over in compiled code.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from graphsolve.lowlevel import STATUS_NONFINITE, refactor_solve, solve_factored
+
+from . import contact_kernels as ck
+from .force_kernels import applied_forces_kernel
+from .newton_kernels import (
+    _CONVERGED,
+    _ITERATION_CAP,
+    _LINE_SEARCH_FAILED,
+    _NONFINITE,
+    _RATE_LIMIT,
+    _SINGULAR_PIVOT,
+    _jacobian,
+    _max_abs,
+    _residual,
+    _rot,
+    finish_step,
+    start_step,
+)
+
+__all__ = ["contact_step_kernel", "TAU", "WARM_FLOOR"]
+
+#: Fraction to the boundary of the interior-point steps (Nocedal & Wright eq. 19.9).
+TAU = 0.995
+#: Warm start: the previous step's contact variables raised to at least this value.
+WARM_FLOOR = 1e-3
+
+
+@njit(cache=True, error_model="numpy")
+def _ip_residual(s, barrier, x1, q1, v0, w0, dt, mass, inertia, external, damping, G, joints,
+                 groups, deriv):
+    """``f(s)`` with every complementarity row ``= barrier`` (``StepSystem.residual`` with
+    ``StepSystem.barrier``); the joints' constraint derivatives at ``z₂(s)`` go to ``deriv``."""
+    parent, child, p_a, p_b, q_off, select, nc, jrow = joints[:8]
+    f = _residual(s, x1, q1, v0, w0, mass, inertia, dt, False, external, damping,
+                  damping.shape[0] > 0, G, parent, child, p_a, p_b, q_off, select, nc, jrow,
+                  deriv, True)
+    for g in groups:
+        (m, body, other, kind, point, radius, radius_b, half, friction, r0, P, diag_ptr,
+         bc_a, cb_a, bc_b, cb_b) = g
+        ck.contact_residual(s, x1, q1, dt, barrier, m, body, other, kind, point, radius,
+                            radius_b, half, friction, r0, P, f)
+    return f
+
+
+@njit(cache=True, error_model="numpy")
+def _ip_jacobian(s, data, x1, q1, dt, mass, inertia, diag_const, G, joints, groups, deriv):
+    """``F(s)`` into the BlockMatrix buffer ``data`` (``StepSystem.jacobian``), the joints'
+    constraint derivatives at ``z₂(s)`` taken from ``deriv``."""
+    parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb = joints[:10]
+    _jacobian(s, data, x1, q1, mass, inertia, dt, False, diag_const, G, parent, child, p_a,
+              p_b, q_off, select, nc, ptr_bj, ptr_jb, deriv, True)
+    for g in groups:
+        (m, body, other, kind, point, radius, radius_b, half, friction, r0, P, diag_ptr,
+         bc_a, cb_a, bc_b, cb_b) = g
+        ck.contact_jacobian(s, x1, q1, dt, m, body, other, kind, point, radius, radius_b, half,
+                            friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b, data)
+
+
+@njit(cache=True, error_model="numpy")
+def _resolve(handle, rows, cols, data, rhs, x, refine, atol, r, rt, xt, tmp):
+    """``x = F⁻¹ rhs`` with the current factor (``StepSystem.resolve``): with ``refine``, up to
+    three rounds of iterative refinement while the max-norm of ``F x - rhs`` halves (the best
+    iterate kept), none when it is already ``<= atol``. ``r, rt, xt, tmp`` are scratch."""
+    x[:] = rhs
+    solve_factored(handle, x)
+    if not refine:
+        return
+    rn = ck.refinement_residual(rows, cols, data, x, rhs, r)
+    if rn <= atol:
+        return
+    for _ in range(3):
+        tmp[:] = r
+        solve_factored(handle, tmp)
+        for i in range(x.shape[0]):
+            xt[i] = x[i] - tmp[i]
+        rtn = ck.refinement_residual(rows, cols, data, xt, rhs, rt)
+        if not rtn < 0.5 * rn:
+            if rtn < rn:
+                x[:] = xt
+            break
+        x[:] = xt
+        rn = rtn
+        r, rt = rt, r
+
+
+@njit(cache=True, error_model="numpy")
+def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data, rows, cols,
+                    x1, q1, v0, w0, dt, mass, inertia, external, damping, diag_const, G, joints,
+                    groups, pairs, work):
+    """The interior-point loop of :meth:`.Simulation._interior_point` on ``s`` in place.
+
+    ``pairs = (row, ia, ib, positive)``: the complementarity rows, the indices of their two
+    variables and all positive variables. Returns ``(code, iterations, position, target)``
+    (``target`` the centring target of a failed line search).
+    """
+    row, ia, ib, positive = pairs
+    deriv, deriv_trial, d_aff, centre, corrector, ds, trial, r, rt, xt, tmp = work
+    target_min = 0.01 * tol
+    f = _ip_residual(s, 0.0, x1, q1, v0, w0, dt, mass, inertia, external, damping, G, joints,
+                     groups, deriv)
+    norm = _max_abs(f)
+    history[0] = norm
+    iters = 0
+    while norm > tol:
+        if iters >= max_iter:
+            return _ITERATION_CAP, iters, -1, 0.0
+        mu = ck.mean_product(s, s, 0.0, ia, ib)
+        # predictor (affine scaling) direction, without iterative refinement
+        _ip_jacobian(s, data, x1, q1, dt, mass, inertia, diag_const, G, joints, groups, deriv)
+        for i in range(f.shape[0]):
+            d_aff[i] = -f[i]
+        status = refactor_solve(handle, data, d_aff)
+        if status == STATUS_NONFINITE:
+            return _NONFINITE, iters, -1, 0.0
+        if status >= 0:
+            return _SINGULAR_PIVOT, iters, status, 0.0
+        alpha = ck.step_to_boundary(s, d_aff, positive, 1.0)
+        mu_aff = ck.mean_product(s, d_aff, alpha, ia, ib)
+        target = max(min(1.0, (mu_aff / mu) ** 3.0) * mu, target_min)
+        merit = ck.corrector_rhs(f, target, row, ia, ib, d_aff, centre, corrector)
+        tau = max(TAU, 1.0 - mu)
+        found = False
+        ft = f
+        for attempt in range(2):          # Mehrotra's corrector, then the centring step
+            rhs = corrector if attempt == 0 else centre
+            _resolve(handle, rows, cols, data, rhs, ds, refine, refine_atol, r, rt, xt, tmp)
+            alpha = ck.step_to_boundary(s, ds, positive, tau)
+            for _ in range(8 if attempt == 0 else 40):
+                for i in range(s.shape[0]):
+                    trial[i] = s[i] + alpha * ds[i]
+                ft = _ip_residual(trial, target, x1, q1, v0, w0, dt, mass, inertia, external,
+                                  damping, G, joints, groups, deriv_trial)
+                if np.sqrt(np.dot(ft, ft)) < merit:     # NaN compares False: halve
+                    found = True
+                    break
+                alpha *= 0.5
+            if found:
+                break
+        if not found:
+            return _LINE_SEARCH_FAILED, iters, -1, target
+        s[:] = trial
+        f = ft
+        for k in range(row.shape[0]):
+            f[row[k]] += target
+        norm = _max_abs(f)
+        deriv, deriv_trial = deriv_trial, deriv
+        iters += 1
+        history[iters] = norm
+    return _CONVERGED, iters, -1, 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def _distance_now(x, q, c, body, other, kind, point, radius, radius_b, half):
+    """Signed distance ``φ(z)`` of contact ``c`` at the configuration ``(x, q)``
+    (:meth:`.ContactGroup.distance`)."""
+    a, k = body[c], kind[c]
+    if k == 1:
+        return x[a, 2] - radius[c]
+    Q = np.empty((3, 3))
+    if k == 0:
+        _rot(q[a], Q)
+        return x[a, 2] + (Q[2, 0] * point[c, 0] + Q[2, 1] * point[c, 1]
+                          + Q[2, 2] * point[c, 2])
+    b = other[c]
+    d = np.empty(3)
+    for i in range(3):
+        d[i] = x[a, i] - x[b, i]
+    if k == 2:
+        return np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) - radius[c] - radius_b[c]
+    _rot(q[b], Q)
+    p = np.empty(3)
+    for i in range(3):
+        p[i] = Q[0, i] * d[0] + Q[1, i] * d[1] + Q[2, i] * d[2]
+    cl = np.empty(3)
+    dd = np.empty(3)
+    dist, _ = ck._box_geometry(p, half[c], cl, dd)
+    return dist - radius[c]
+
+
+@njit(cache=True, error_model="numpy")
+def _contact_start(s, u, warm, x1, q1, groups):
+    """The contact rows of the starting point: the last step's variables ``u`` floored at
+    :data:`WARM_FLOOR` (``warm``), else :meth:`.ContactGroup.initial_variables` at ``z₁``."""
+    for g in groups:
+        m, body, other, kind, point, radius, radius_b, half, friction, r0 = g[:10]
+        size = 2 if m == 0 else 4 + 2 * m
+        for c in range(body.shape[0]):
+            r = r0[c]
+            if warm:
+                for i in range(size):
+                    s[r + i] = max(u[r + i], WARM_FLOOR)
+                continue
+            for i in range(size):
+                s[r + i] = 1.0
+            phi = _distance_now(x1, q1, c, body, other, kind, point, radius, radius_b, half)
+            s[r + 1] = max(phi, 1.0)
+            if m:
+                s[r + 3 + 2 * m] = max(friction[c], 1.0)
+
+
+@njit(cache=True, error_model="numpy")
+def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u, warm_start,
+                        s, tol, max_iter, refine, refine_atol, history, handle, data, rows, cols,
+                        mass, inertia, dt, gravity_wrench, joint_forces, has_forces, joints,
+                        groups, pairs, forces_work, work, s_start):
+    """One whole integrator step with contacts (:meth:`.Simulation.step` with contacts).
+
+    :func:`.newton_kernels.start_step` (update rules, constraint Jacobians at ``z₁``, the
+    start ``s`` from ``(v, ω, λ)``, possibly extrapolated), the applied forces at ``z₁``
+    (:func:`.force_kernels.applied_forces_kernel`), the contact velocity maps ``P`` at ``z₁``,
+    the contact rows of the start (:func:`_contact_start`; warm when ``warm_start`` and ``u``
+    holds a nonzero contact variable), the interior-point loop (:func:`_interior_point`;
+    retried once from the cold start after a failed warm start) and, on success,
+    :func:`.newton_kernels.finish_step` and the new contact variables into their rows of ``u``.
+
+    ``joints`` = ``(parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, free,
+    dof, tdof, rdof, rot_axis, spring, spring_offset, damper, damped_pairs, coupling_dst)``;
+    ``forces_work`` = ``(G, rate, external, damping, diag_const, coupling)``
+    (:func:`.force_kernels.forced_step_kernel`); ``work``: the scratch of
+    :func:`_interior_point`; ``s_start`` (N,) scratch. Returns ``(code, iterations, position,
+    target)``: a :class:`.newton_kernels.NewtonStatus` code, the iterations of the last
+    attempt (``history[:iterations + 1]`` its residual max-norms), the singular pivot's
+    position or the body over the rate limit, the target of a failed line search.
+    """
+    (parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, free, dof, tdof, rdof,
+     rot_axis, spring, spring_offset, damper, damped_pairs, coupling_dst) = joints
+    G, rate, external, damping, diag_const, coupling = forces_work
+    x1, q1, body = start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt,
+                              parent, child, p_a, p_b, q_off, select, nc, jrow, G)
+    if body >= 0:
+        return _RATE_LIMIT, 0, body, 0.0
+    applied_forces_kernel(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child, p_a,
+                          p_b, q_off, free, dof, tdof, rdof, rot_axis, spring, spring_offset,
+                          damper, damped_pairs, coupling_dst, rate, external, damping,
+                          diag_const, coupling, data)
+    warm = False
+    for g in groups:
+        (m, cbody, other, kind, point, radius, radius_b, half, friction, r0, P, diag_ptr,
+         bc_a, cb_a, bc_b, cb_b) = g
+        ck.velocity_maps(x1, q1, m, cbody, other, kind, point, radius, radius_b, half, P)
+        size = 2 if m == 0 else 4 + 2 * m
+        for c in range(cbody.shape[0]):
+            for i in range(size):
+                if u[r0[c] + i] != 0.0:
+                    warm = warm_start
+    s_start[:] = s
+    _contact_start(s, u, warm, x1, q1, groups)
+    code, it, pos, target = _interior_point(
+        s, tol, max_iter, refine, refine_atol, history, handle, data, rows, cols, x1, q1, v, w,
+        dt, mass, inertia, external, damping, diag_const, G, joints, groups, pairs, work)
+    if warm and (code == _ITERATION_CAP or code == _LINE_SEARCH_FAILED):
+        # a warm start can sit next to a degenerate complementarity pair and jam the
+        # interior-point method: retry the step once from the cold start
+        s[:] = s_start
+        _contact_start(s, u, False, x1, q1, groups)
+        code, it, pos, target = _interior_point(
+            s, tol, max_iter, refine, refine_atol, history, handle, data, rows, cols, x1, q1,
+            v, w, dt, mass, inertia, external, damping, diag_const, G, joints, groups, pairs,
+            work)
+    if code != _CONVERGED:
+        return code, it, pos, target
+    for g in groups:
+        m, cbody = g[0], g[1]
+        r0 = g[9]
+        size = 2 if m == 0 else 4 + 2 * m
+        for c in range(cbody.shape[0]):
+            for i in range(size):
+                u[r0[c] + i] = s[r0[c] + i]
+    code, it, pos = finish_step(code, it, pos, x, q, v, w, lam, x1, q1, s, nc, jrow)
+    return code, it, pos, 0.0
