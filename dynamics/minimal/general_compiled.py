@@ -490,6 +490,45 @@ def _ldl_inverse(em, D):
     return out
 
 
+_C_FUNCTIONS = {"sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log",
+                "Abs": "fabs", "atan": "atan", "asin": "asin", "acos": "acos"}
+
+
+def _c_expr(e) -> str:
+    """C text of a sympy expression built from symbols, numbers, ``+``, ``*``, powers and
+    elementary functions (a fast path for the many small statements; ``sympy.ccode`` for
+    anything else)."""
+    sympy = _sympy()
+    if e.is_Symbol:
+        return e.name
+    if e.is_Integer:
+        return f"{int(e)}.0"
+    if e.is_Rational:
+        return f"({int(e.p)}.0/{int(e.q)}.0)"
+    if e.is_Float:
+        return repr(float(e))
+    if e.is_Add:
+        return "(" + " + ".join(_c_expr(a) for a in e.args) + ")"
+    if e.is_Mul:
+        return "(" + "*".join(_c_expr(a) for a in e.args) + ")"
+    if e.is_Pow:
+        b, x = e.args
+        if x == sympy.Rational(1, 2):
+            return f"sqrt({_c_expr(b)})"
+        if x == sympy.Rational(-1, 2):
+            return f"(1.0/sqrt({_c_expr(b)}))"
+        if x.is_Integer and 0 < int(x) <= 4:
+            t = _c_expr(b)
+            return "(" + "*".join([t] * int(x)) + ")"
+        if x.is_Integer and -4 <= int(x) < 0:
+            t = _c_expr(b)
+            return "(1.0/(" + "*".join([t] * -int(x)) + "))"
+        return f"pow({_c_expr(b)}, {_c_expr(x)})"
+    if isinstance(e, sympy.Function) and type(e).__name__ in _C_FUNCTIONS and len(e.args) == 1:
+        return f"{_C_FUNCTIONS[type(e).__name__]}({_c_expr(e.args[0])})"
+    return f"({sympy.ccode(e)})"
+
+
 def _c_source(model, joints, fname: str = "aba") -> tuple[str, int]:
     """C source of ``void aba(const double *q, const double *v, const double *tau, double
     *ddq)`` and its number of statements."""
@@ -502,8 +541,8 @@ def _c_source(model, joints, fname: str = "aba") -> tuple[str, int]:
     lines += [f"const double v_{k} = v[{k}];" for k in range(model.nv)]
     lines += [f"const double tau_{k} = tau[{k}];" for k in range(model.nv)]
     for s, e in em.lines:
-        lines.append(f"const double {s} = {sympy.ccode(e)};")
-    lines += [f"ddq[{k}] = {sympy.ccode(e)};" for k, e in enumerate(ddq)]
+        lines.append(f"const double {s} = {_c_expr(e)};")
+    lines += [f"ddq[{k}] = {_c_expr(sympy.sympify(e))};" for k, e in enumerate(ddq)]
     lines.append("}")
     return "\n".join(lines) + "\n", len(em.lines)
 
