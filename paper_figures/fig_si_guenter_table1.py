@@ -144,7 +144,7 @@ def plot(rows: list[dict], path) -> None:
                   "WM = windmill")
     ax.set_ylabel("time per forward-dynamics call [ms]")
     ax.grid(True, which="both", axis="y", alpha=0.3)
-    fig.legend(fontsize=7, ncol=4, loc="outside lower center")
+    fig.legend(fontsize=7, ncol=3, loc="outside lower center")
     number, repeats = (rows[0]["number"], rows[0]["repeats"]) if rows else ("N", "N")
     save_figure(fig, path, f"{TITLE}; ours: best of {repeats} × {number} calls, this machine, "
                 "1 BLAS thread", title_size=10)

@@ -204,6 +204,61 @@ def _ad_dual(V, h, out):
 
 
 @njit(cache=True)
+def _mm(A, B):
+    """``A @ B`` for small matrices by loops (numba's ``@`` calls BLAS: µs per call)."""
+    n, k = A.shape
+    m = B.shape[1]
+    out = np.zeros((n, m))
+    for i in range(n):
+        for l in range(k):
+            a = A[i, l]
+            if a != 0.0:
+                for j in range(m):
+                    out[i, j] += a * B[l, j]
+    return out
+
+
+@njit(cache=True)
+def _mtm(A, B):
+    """``Aᵀ @ B`` for small matrices by loops."""
+    k, n = A.shape
+    m = B.shape[1]
+    out = np.zeros((n, m))
+    for l in range(k):
+        for i in range(n):
+            a = A[l, i]
+            if a != 0.0:
+                for j in range(m):
+                    out[i, j] += a * B[l, j]
+    return out
+
+
+@njit(cache=True)
+def _mv(A, x):
+    """``A @ x`` by loops."""
+    n, k = A.shape
+    out = np.zeros(n)
+    for i in range(n):
+        s = 0.0
+        for l in range(k):
+            s += A[i, l] * x[l]
+        out[i] = s
+    return out
+
+
+@njit(cache=True)
+def _mtv(A, x):
+    """``Aᵀ @ x`` by loops."""
+    k, n = A.shape
+    out = np.zeros(n)
+    for l in range(k):
+        a = x[l]
+        for i in range(n):
+            out[i] += A[l, i] * a
+    return out
+
+
+@njit(cache=True)
 def _aba_numeric(buf, v, tau, parent, PR, Pp, G, qidx, nvj, agrav, ddq):
     """The numeric ABA (Featherstone Table 7.1, twists ``(w; v)``) from the joint quantities
     in ``buf[i] = (R_j, p_j, S_j, Ṡ_j q̇_j)`` (row-major) of every joint; writes ``ddq``."""
@@ -238,7 +293,7 @@ def _aba_numeric(buf, v, tau, parent, PR, Pp, G, qidx, nvj, agrav, ddq):
             for k in range(d):
                 S[i, r, k] = out[12 + d * r + k]
         _x_matrix(R[i], p[i], X[i])
-        Sv = np.ascontiguousarray(S[i, :, :d]) @ v[iq:iq + d]
+        Sv = _mv(S[i, :, :d], v[iq:iq + d])
         if parent[i] >= 0:
             _x_apply(R[i], p[i], V[parent[i]], tmp)
             V[i] = tmp + Sv
@@ -247,26 +302,26 @@ def _aba_numeric(buf, v, tau, parent, PR, Pp, G, qidx, nvj, agrav, ddq):
         _ad_cross(V[i], Sv, tmp)
         c[i] = tmp + out[12 + 6 * d:18 + 6 * d]
         Ia[i] = G[i]
-        _ad_dual(V[i], G[i] @ V[i], tmp)
+        _ad_dual(V[i], _mv(G[i], V[i]), tmp)
         pa[i] = -tmp
     for i in range(n - 1, -1, -1):
         d, iq = nvj[i], qidx[i]
-        Si = np.ascontiguousarray(S[i, :, :d])
+        Si = S[i, :, :d]
         Iai = 0.5 * (Ia[i] + Ia[i].T)
-        Ui = Iai @ Si
+        Ui = _mm(Iai, Si)
         U[i, :, :d] = Ui
         Dinv = np.empty((d, d))
-        _cholesky_inverse(Si.T @ Ui, Dinv)
+        _cholesky_inverse(_mtm(Si, Ui), Dinv)
         Di[i, :d, :d] = Dinv
-        ui = tau[iq:iq + d] - Si.T @ pa[i]
+        ui = tau[iq:iq + d] - _mtv(Si, pa[i])
         u[i, :d] = ui
         if parent[i] >= 0:
-            UD = Ui @ Dinv
-            Ia_a = Iai - UD @ Ui.T
-            pa_a = pa[i] + Ia_a @ c[i] + UD @ ui
+            UD = _mm(Ui, Dinv)
+            Ia_a = Iai - _mm(UD, Ui.T)
+            pa_a = pa[i] + _mv(Ia_a, c[i]) + _mv(UD, ui)
             Xi = X[i]
-            Ia[parent[i]] += Xi.T @ Ia_a @ Xi
-            pa[parent[i]] += Xi.T @ pa_a
+            Ia[parent[i]] += _mtm(Xi, _mm(Ia_a, Xi))
+            pa[parent[i]] += _mtv(Xi, pa_a)
     for i in range(n):
         d, iq = nvj[i], qidx[i]
         if parent[i] >= 0:
@@ -274,10 +329,9 @@ def _aba_numeric(buf, v, tau, parent, PR, Pp, G, qidx, nvj, agrav, ddq):
         else:
             _x_apply(R[i], p[i], agrav, tmp)
         a_i = tmp + c[i]
-        dd = np.ascontiguousarray(Di[i, :d, :d]) @ (
-            u[i, :d] - np.ascontiguousarray(U[i, :, :d]).T @ a_i)
+        dd = _mv(Di[i, :d, :d], u[i, :d] - _mtv(U[i, :, :d], a_i))
         ddq[iq:iq + d] = dd
-        A[i] = a_i + np.ascontiguousarray(S[i, :, :d]) @ dd
+        A[i] = a_i + _mv(S[i, :, :d], dd)
 
 
 class MethodII:
@@ -593,23 +647,23 @@ class MethodI:
             os.replace(tmp, self.library_path)
         self._lib = ctypes.CDLL(str(self.library_path))
         self._fn = self._lib.aba
-        ptr = ctypes.POINTER(ctypes.c_double)
-        self._fn.argtypes = [ptr, ptr, ptr, ptr]
+        self._fn.argtypes = [ctypes.c_void_p] * 4
         self._fn.restype = None
         self.model = model
-        self._ddq = np.zeros(model.nv)
-        self._ptr = ptr
+        # fixed input / output buffers, their addresses passed as integers (cheapest ctypes
+        # call: about 1 µs)
+        self._q, self._v = np.zeros(model.nq), np.zeros(model.nv)
+        self._tau, self._ddq = np.zeros(model.nv), np.zeros(model.nv)
+        self._ptrs = tuple(a.ctypes.data for a in (self._q, self._v, self._tau, self._ddq))
 
     def __call__(self, q, v, tau) -> np.ndarray:
         """``ddq = M(q)⁻¹ (tau - h(q, v))``."""
-        p = self._ptr
-        q = np.ascontiguousarray(q, dtype=float)
-        v = np.ascontiguousarray(v, dtype=float)
-        tau = np.ascontiguousarray(tau, dtype=float)
-        if q.shape != (self.model.nq,) or v.shape != (self.model.nv,) or \
-                tau.shape != (self.model.nv,):
+        if np.shape(q) != self._q.shape or np.shape(v) != self._v.shape or \
+                np.shape(tau) != self._tau.shape:
             raise ValueError(f"q, v, tau must have lengths {self.model.nq}, {self.model.nv}, "
                              f"{self.model.nv}")
-        self._fn(q.ctypes.data_as(p), v.ctypes.data_as(p), tau.ctypes.data_as(p),
-                 self._ddq.ctypes.data_as(p))
+        self._q[:] = q
+        self._v[:] = v
+        self._tau[:] = tau
+        self._fn(*self._ptrs)
         return self._ddq.copy()

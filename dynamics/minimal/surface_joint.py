@@ -61,7 +61,7 @@ from .general_joint import GeneralJoint, _sympy, revolute_joint
 
 __all__ = ["Surface", "sphere", "ellipsoid", "torus", "surface_surface_joint",
            "surface_point_joint", "torus_chain_spec", "torus_chain", "windmill_spec",
-           "windmill", "TORUS_CHAIN_DOFS"]
+           "windmill", "TORUS_CHAIN_DOFS", "WINDMILL_ARMS"]
 
 
 def TORUS_CHAIN_DOFS(n: int) -> int:        # noqa: N802 - a formula, named like a constant
