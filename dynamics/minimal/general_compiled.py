@@ -17,23 +17,26 @@ Ours:
 
 :class:`MethodI`
     A model-specific straight-line C function of the whole ABA (Featherstone's Table 7.1 in
-    the twist order ``(w; v)``, the same recursion as :func:`~.algorithms.aba`: the
-    ``O(n)`` factorisation of ``M⁻¹`` that Si & Guenter's eq. 18-35 also compute), built by
+    the twist order ``(w; v)``, the same recursion as :func:`~.algorithms.aba`; it arranges
+    the ``O(n)`` factorisation of ``M⁻¹`` with articulated inertias where Si & Guenter's
+    eq. 18-35 use Ploen's ``Y`` / ``Π`` factors, and computes the same ``q̈``), built by
     unrolling the recursion over the tree in sympy: every joint's cse'd ``T``, ``S``, ``Ṡ q̇``
     expressions inlined, inertias, placements and gravity as constants, every
     intermediate 6-vector / 6×6 / ``d×d`` entry a named scalar (zero and unit entries folded
     away by sympy), ``D_k⁻¹`` (their ``Ω_k⁻¹``) by symbolic LDLᵀ elimination. The program is
-    printed as C (``sympy.ccode``) and compiled with the system C compiler (``cc -O2``; the
-    paper compiled C++ too; numba needs about a minute per 20 000 straight-line statements,
-    a C compiler a second), loaded with ``ctypes``. Compiled libraries are cached by the
-    hash of their source (:data:`CACHE_DIR`).
+    printed as C and compiled with the system C compiler (``cc -O2``; the paper compiled
+    C++ too), loaded with ``ctypes``. Numba is no option for code this long: it took 76 s
+    here to compile 20 000 straight-line statements, where ``gcc -O2`` compiles TC20's
+    7 200 (longer) statements in about 25 s. Compiled libraries are cached by the hash of
+    their source (:data:`CACHE_DIR`), so only the first use of a model pays for gcc.
 :class:`MethodII`
     Per joint *type*, the cse'd sympy expressions of ``T(q)``, ``S(q)`` and ``Ṡ q̇`` compiled
     into one numba kernel (the symbolic part); the recursion itself is generic numeric numba
     code over flat arrays (6×6 matrix products in loops, ``D_k⁻¹`` by a numeric Cholesky
-    factorisation). So the symbolic/numeric split is at the joint quantities rather than after
-    recursion 3 — the part of Method II that the paper says costs time (generic numeric
-    matrix code and solver) is the same.
+    factorisation). So our symbolic/numeric split is at the joint quantities rather than
+    after recursion 3 (our recursions 1-3 are numeric too); what the paper names as Method
+    II's cost, numeric matrix code and a numeric solver for ``Ω_k⁻¹``, is numeric in ours
+    as well.
 
 Both take ``(q, v, tau)`` and return ``ddq``; both agree with :func:`~.algorithms.aba` to
 rounding (tested), and support models whose every joint is a

@@ -375,10 +375,9 @@ def _arm_surface(kind: str) -> Surface:
     return torus(0.1, 0.025, mass=0.3)
 
 
-def _outward_start(kind: str) -> tuple[float, float]:
-    """Surface coordinates of the point facing the parent (``-x`` of the surface) and of the
-    point facing the child (``+x``), away from poles."""
-    return (math.pi, 0.0), (0.0, 0.0)
+#: Surface coordinates where an arm body touches its parent (its ``-x`` point) and where it
+#: carries its child (its ``+x`` point; the outer equator of a torus), away from poles.
+_BACK, _FRONT = (math.pi, 0.0), (0.0, 0.0)
 
 
 def windmill_spec(arms: int = 6) -> tuple[MechanismSpec, dict]:
@@ -414,9 +413,8 @@ def windmill_spec(arms: int = 6) -> tuple[MechanismSpec, dict]:
                 surface_surface_joint(p, c, 0.0, name=f"{pk}-{kind}",
                                       samples=[[0.3, 0.2, 2.9, 0.1], [1.5, -0.3, 3.4, 0.2],
                                                [-0.2, 0.1, 0.2, -0.3]])))
-            back, _ = _outward_start(kind)
-            initial[jname] = [*parent_at, *back]
-            parent_name, parent_kind, parent_at = name, kind, _outward_start(kind)[1]
+            initial[jname] = [*parent_at, *_BACK]
+            parent_name, parent_kind, parent_at = name, kind, _FRONT
     spec = MechanismSpec(tuple(bodies), tuple(joints), initial_positions=initial,
                          name=f"windmill{arms}")
     return spec, custom
