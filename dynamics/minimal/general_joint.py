@@ -34,9 +34,12 @@ joint with the same number of coordinates::
 :func:`bezier_chain` builds the example of Si & Guenter Fig. 3: a chain of tori whose first
 torus slides along a Bezier spline, its main axis on the tangent.
 
-What is not supported: the compiled kernels (:mod:`dynamics.minimal.tree_kernels`) and the
-variational integrators (:mod:`dynamics.minimal.variational`, which assume a constant ``S``)
-reject or cannot use general joints; the spec alone describes a different mechanism (the
+Compiled forward dynamics over general joints is :mod:`dynamics.minimal.general_compiled`
+(Si & Guenter's Method I and Method II); the paper's surface-surface joints and its torus-chain
+and windmill models are :mod:`dynamics.minimal.surface_joint`. What is not supported: the
+compiled kernels of :mod:`dynamics.minimal.tree_kernels` and the variational integrators
+(:mod:`dynamics.minimal.variational`, which assume a constant ``S``) reject or cannot use
+general joints; the spec alone describes a different mechanism (the
 placeholder joint), so ``dynamics.maximal`` and Pinocchio peers do not model it.
 
 References
@@ -480,9 +483,9 @@ def bezier_chain_spec(n: int, control_points=DEFAULT_CONTROL_POINTS, *, major: f
     (``-z``, wire centre line ``major`` from the centre) through it, turned 90° about ``z``
     so the rings interlock, on a revolute joint about its own main axis — the tangent of the
     parent's wire at the contact, the dominant rotation of interlocked rings. (Si & Guenter
-    link their tori by 4-DOF surface-surface joints; the revolute links keep the example
-    small.) Masses ``mass``, radii ``major`` / ``minor`` (m); the chain starts at rest at
-    ``s = initial_s``, gravity ``-z``.
+    link their tori by 4-DOF surface-surface joints, as :func:`~.surface_joint.torus_chain`
+    does; the revolute links keep this example small.) Masses ``mass``, radii ``major`` /
+    ``minor`` (m); the chain starts at rest at ``s = initial_s``, gravity ``-z``.
 
     Returns
     -------
