@@ -57,7 +57,6 @@ import math
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -67,9 +66,12 @@ from .general_joint import GeneralJointModel, _sympy
 
 __all__ = ["MethodI", "MethodII", "CompiledGeneralError", "c_compiler", "CACHE_DIR"]
 
-#: Where :class:`MethodI` keeps its compiled libraries (``GRAPHSOLVE_CODEGEN_DIR`` overrides).
-CACHE_DIR = Path(os.environ.get("GRAPHSOLVE_CODEGEN_DIR",
-                                Path(tempfile.gettempdir()) / "graphsolve-codegen"))
+#: Where :class:`MethodI` keeps its generated sources and compiled libraries: the user's cache
+#: directory (``$XDG_CACHE_HOME/graphsolve/codegen``, default ``~/.cache/...``), not a shared
+#: temporary directory, as the libraries are loaded by name; ``GRAPHSOLVE_CODEGEN_DIR``
+#: overrides.
+CACHE_DIR = Path(os.environ.get("GRAPHSOLVE_CODEGEN_DIR") or (
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "graphsolve" / "codegen"))
 
 
 class CompiledGeneralError(ValueError):
