@@ -326,8 +326,9 @@ def _minimal(args) -> int:
 def _general_joints(args) -> int:
     from .general_joints_bench import format_rows, general_joints_bench, plot_general_joints
 
-    rows = general_joints_bench(revolute=tuple(args.revolute), bezier=tuple(args.bezier),
-                                number=args.number, repeats=args.repeats)
+    rows = general_joints_bench(revolute=tuple(args.revolute), torus=tuple(args.torus),
+                                windmill=not args.no_windmill, number=args.number,
+                                repeats=args.repeats)
     print(format_rows(rows))
     out = Path(args.out)
     write_results(rows, out, _meta(), columns=None)
@@ -451,12 +452,13 @@ def main(argv=None) -> int:
                     help="Newton's DEL Jacobian: analytic (Algorithm 4, default) or central "
                     "finite differences")
     mn.add_argument("--out", help="CSV path (default results/minimal.csv)")
-    gj = sub.add_parser("general-joints", help="ABA on revolute and Bezier torus chains beside "
-                        "Si & Guenter Table 1")
+    gj = sub.add_parser("general-joints", help="ABA, Method I and Method II on revolute chains, "
+                        "torus chains and the windmill beside Si & Guenter Table 1")
     gj.add_argument("--revolute", nargs="+", type=int, default=[20, 50, 100], metavar="N",
                     help="revolute box chains (default %(default)s)")
-    gj.add_argument("--bezier", nargs="+", type=int, default=[10, 20], metavar="N",
-                    help="Bezier torus chains (default %(default)s)")
+    gj.add_argument("--torus", nargs="*", type=int, default=[10, 20], metavar="N",
+                    help="torus chains of N tori (default %(default)s)")
+    gj.add_argument("--no-windmill", action="store_true", help="skip the windmill (WM)")
     gj.add_argument("--number", type=int, default=200, help="calls per timed loop")
     gj.add_argument("--repeats", type=int, default=5, help="best of N loops")
     gj.add_argument("--out", default="results/general_joints.csv",

@@ -26,8 +26,8 @@ from ._report import write_report  # noqa: E402
 
 #: Figures of the seed papers that no module reproduces yet (listed in REPORT.md).
 NOT_COVERED = [
-    "Si & Guenter Table 1: SD/FAST and the torus-chain / windmill surface joints (our general "
-    "joint example is a Bezier-curve chain)",
+    "Si & Guenter Table 1: SD/FAST (closed source; Pinocchio stands in on the revolute "
+    "chains, and neither has surface joints for TC10 / TC20 / WM)",
 ]
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "out"

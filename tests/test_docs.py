@@ -43,6 +43,8 @@ DOCUMENTED = (
     "dynamics.minimal.svi",
     "dynamics.minimal.spatial",
     "dynamics.minimal.general_joint",
+    "dynamics.minimal.surface_joint",
+    "dynamics.minimal.general_compiled",
 )
 
 

@@ -34,9 +34,12 @@ joint with the same number of coordinates::
 :func:`bezier_chain` builds the example of Si & Guenter Fig. 3: a chain of tori whose first
 torus slides along a Bezier spline, its main axis on the tangent.
 
-What is not supported: the compiled kernels (:mod:`dynamics.minimal.tree_kernels`) and the
-variational integrators (:mod:`dynamics.minimal.variational`, which assume a constant ``S``)
-reject or cannot use general joints; the spec alone describes a different mechanism (the
+Compiled forward dynamics over general joints is :mod:`dynamics.minimal.general_compiled`
+(Si & Guenter's Method I and Method II); the paper's surface-surface joints and its torus-chain
+and windmill models are :mod:`dynamics.minimal.surface_joint`. What is not supported: the
+compiled kernels of :mod:`dynamics.minimal.tree_kernels` and the variational integrators
+(:mod:`dynamics.minimal.variational`, which assume a constant ``S``) reject or cannot use
+general joints; the spec alone describes a different mechanism (the
 placeholder joint), so ``dynamics.maximal`` and Pinocchio peers do not model it.
 
 References
@@ -120,6 +123,16 @@ class GeneralJoint:
     simplify : bool
         ``sympy.simplify`` ``S`` and the rate term before code generation (slow for large
         expressions; off by default, ``cse`` already shares subexpressions).
+    subspace : callable, optional
+        ``subspace(q)`` returning ``S(q)`` (6×nq sympy) in a closed form the caller derived
+        from the structure of ``T`` (e.g. :func:`~.surface_joint.surface_surface_joint`'s
+        ``S`` from the factors of ``T``): smaller expressions than differentiating the whole
+        product. It must equal ``(T⁻¹ ∂T/∂q)^∨``; this is checked against central
+        differences of ``T`` at ``samples`` (relative 1e-6).
+    rate : callable, optional
+        ``rate(q, qd)`` returning ``Ṡ q̇`` (6×1 sympy) in closed form, with ``subspace``;
+        checked against central differences of ``S`` along ``q̇`` at ``samples``. Default:
+        ``Σ_l ∂(S q̇)/∂q_l q̇_l`` by differentiating ``S``.
 
     Attributes
     ----------
@@ -149,7 +162,8 @@ class GeneralJoint:
     """
 
     def __init__(self, transform: Callable, nq: int, *, name: str = "general",
-                 samples=None, simplify: bool = False):
+                 samples=None, simplify: bool = False, subspace: Callable | None = None,
+                 rate: Callable | None = None):
         sympy = _sympy()
         if isinstance(nq, bool) or not isinstance(nq, (int, np.integer)) or not 1 <= nq <= 6:
             raise GeneralJointError(f"general joint {name!r}: nq must be an integer in 1 … 6 "
@@ -178,14 +192,29 @@ class GeneralJoint:
             raise GeneralJointError(f"general joint {name!r}: the last row of T must be "
                                     f"(0, 0, 0, 1), got {list(T[3, :])}")
         R, p = T[:3, :3], T[:3, 3]
-        cols = []
-        for qj in q:
-            w = _vee(R.T * R.diff(qj))
-            lin = R.T * p.diff(qj)
-            cols.append(list(w) + list(lin))
-        S = sympy.Matrix(cols).T                                    # (6, nq)
-        Sv = S * sympy.Matrix(qd)
-        rate = Sv.jacobian(sympy.Matrix(q)) * sympy.Matrix(qd)     # Σ_l ∂(S q̇)/∂q_l q̇_l
+        if subspace is None:
+            cols = []
+            for qj in q:
+                w = _vee(R.T * R.diff(qj))
+                lin = R.T * p.diff(qj)
+                cols.append(list(w) + list(lin))
+            S = sympy.Matrix(cols).T                                # (6, nq)
+        else:
+            S = sympy.Matrix(subspace(self.symbols))
+            if S.shape != (6, nq) or S.free_symbols - set(q):
+                raise GeneralJointError(f"general joint {name!r}: subspace(q) must be a 6×{nq} "
+                                        f"matrix of the coordinates, got shape {S.shape}")
+        self._closed_form_subspace = subspace is not None
+        if rate is None:
+            Sv = S * sympy.Matrix(qd)
+            rate = Sv.jacobian(sympy.Matrix(q)) * sympy.Matrix(qd)  # Σ_l ∂(S q̇)/∂q_l q̇_l
+            self._closed_form_rate = False
+        else:
+            rate = sympy.Matrix(rate(self.symbols, self.velocity_symbols))
+            if rate.shape != (6, 1) or rate.free_symbols - set(q) - set(qd):
+                raise GeneralJointError(f"general joint {name!r}: rate(q, qd) must be a 6×1 "
+                                        f"matrix of q and qd, got shape {rate.shape}")
+            self._closed_form_rate = True
         if simplify:
             S, rate = S.applyfunc(sympy.simplify), rate.applyfunc(sympy.simplify)
         self.T, self.S_expr, self.rate_expr = T, S, rate
@@ -245,12 +274,42 @@ class GeneralJoint:
                     f"{where}: the upper-left 3×3 block of T is not a rotation "
                     f"(max |RᵀR - I| = {err:.3g}, det = {np.linalg.det(R):.3g}); T must be "
                     "in SE(3) for every q")
+            if self._closed_form_subspace:
+                S_fd = self._fd_subspace(qs)
+                if np.abs(S - S_fd).max() > 1e-6 * max(1.0, np.abs(S_fd).max()):
+                    raise GeneralJointError(
+                        f"{where}: the closed-form subspace differs from (T⁻¹ ∂T/∂q)^∨ by "
+                        f"{np.abs(S - S_fd).max():.3g} (central differences of T)")
+            if self._closed_form_rate:
+                qd = np.linspace(1.0, -0.5, self.nq)
+                h = 1e-6
+                fd = (self.motion_subspace(qs + h * qd) - self.motion_subspace(qs - h * qd)) \
+                    @ qd / (2 * h)
+                got = self.subspace_rate(qs, qd)
+                if np.abs(got - fd).max() > 1e-5 * max(1.0, np.abs(fd).max()):
+                    raise GeneralJointError(
+                        f"{where}: the closed-form rate Ṡ q̇ differs from central differences "
+                        f"of S by {np.abs(got - fd).max():.3g}")
             sv = np.linalg.svd(S, compute_uv=False)
             if sv.min() <= 1e-10 * max(1.0, sv.max()):
                 raise GeneralJointError(
                     f"{where}: the motion subspace S = (T⁻¹ ∂T/∂q)^∨ has rank below nq = "
                     f"{self.nq} (singular values {sv.tolist()}); the coordinates are not "
                     "independent there")
+
+    def _fd_subspace(self, q, h: float = 1e-6) -> np.ndarray:
+        """``(T⁻¹ ∂T/∂q_j)^∨`` by central differences of :meth:`transform_matrix`."""
+        q = np.asarray(q, dtype=float)
+        T = self.transform_matrix(q)
+        Tinv = np.linalg.inv(T)
+        S = np.empty((6, self.nq))
+        for j in range(self.nq):
+            e = np.zeros(self.nq)
+            e[j] = h
+            W = Tinv @ (self.transform_matrix(q + e) - self.transform_matrix(q - e)) / (2 * h)
+            S[:3, j] = 0.5 * np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
+            S[3:, j] = W[:3, 3]
+        return S
 
     # -- model construction --------------------------------------------------------------------
     def bind(self, spec_joint: Joint, index: int, parent: int, placement: np.ndarray,
@@ -424,9 +483,9 @@ def bezier_chain_spec(n: int, control_points=DEFAULT_CONTROL_POINTS, *, major: f
     (``-z``, wire centre line ``major`` from the centre) through it, turned 90° about ``z``
     so the rings interlock, on a revolute joint about its own main axis — the tangent of the
     parent's wire at the contact, the dominant rotation of interlocked rings. (Si & Guenter
-    link their tori by 4-DOF surface-surface joints; the revolute links keep the example
-    small.) Masses ``mass``, radii ``major`` / ``minor`` (m); the chain starts at rest at
-    ``s = initial_s``, gravity ``-z``.
+    link their tori by 4-DOF surface-surface joints, as :func:`~.surface_joint.torus_chain`
+    does; the revolute links keep this example small.) Masses ``mass``, radii ``major`` /
+    ``minor`` (m); the chain starts at rest at ``s = initial_s``, gravity ``-z``.
 
     Returns
     -------

@@ -93,7 +93,7 @@ def test_general_joints_command_writes_csv_json_png(tmp_path):
     pytest.importorskip("sympy")
     pytest.importorskip("matplotlib")
     out = tmp_path / "gj.csv"
-    assert main(["general-joints", "--revolute", "5", "--bezier", "3", "--number", "2",
-                 "--repeats", "1", "--out", str(out)]) == 0
+    assert main(["general-joints", "--revolute", "5", "--torus", "2", "--no-windmill",
+                 "--number", "2", "--repeats", "1", "--out", str(out)]) == 0
     assert "RC5" in out.read_text() and out.with_suffix(".png").exists()
     assert "argv" in json.loads(out.with_suffix(".json").read_text())
