@@ -123,7 +123,7 @@ def summarize(rows: list[dict]) -> list[str]:
            f"{float(run['distance']):.3f} m ({float(run['distance']) / float(run['duration']):.3f}"
            f" m/s); paper: > {PAPER_DISTANCE:g} m after {PAPER_EPISODES} episodes of "
            f"{PAPER_DURATION:g} s",
-           f"best parameters (b, a1, d1, a2, d2) = ("
+           "best parameters (b, a1, d1, a2, d2) = ("
            + ", ".join(f"{float(run[n]):.4f}" for n in gait_learning.PARAMETER_NAMES) + ")",
            f"{sum(bool(r['accepted']) for r in eps)} accepted, {len(eps) - len(ok)} failed "
            f"(fell or Newton failure) of {len(eps)} rollouts"]
