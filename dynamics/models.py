@@ -22,7 +22,8 @@ from .spec import WORLD, Body, BodyContact, Contact, Joint, MechanismSpec, Shape
 __all__ = ["rod", "pendulum", "double_pendulum", "fourbar", "segment_chain", "double_fourbar",
            "scaled_pendulum", "box_drop", "sphere_chain", "box_on_slope", "quadruped",
            "sphere_stack", "sphere_collision", "arm_exoskeleton", "PATIENTS", "five_bar_pose",
-           "five_bar_leg", "minitaur", "MINITAUR_HIPS"]
+           "five_bar_leg", "minitaur", "MINITAUR_HIPS", "a1_quadruped", "A1_LEGS",
+           "a1_foot_positions"]
 
 _X = np.array([1.0, 0.0, 0.0])
 _Y = np.array([0.0, 1.0, 0.0])
@@ -555,3 +556,116 @@ def arm_exoskeleton(patient: str = "healthy", *, shoulder: float = np.pi / 4,
            "shoulder": [shoulder_rate, 0.0, 0.0], "elbow": [elbow_rate]}
     return MechanismSpec(bodies, joints, initial_positions=pos, initial_velocities=vel,
                          name=f"arm_exoskeleton_{patient}")
+
+
+#: The Unitree A1's legs: name -> (fore/aft sign, left/right sign). unitree_ros'
+#: ``a1_description/urdf/a1.urdf`` calls them FR, FL, RR, RL; the paper's Algorithm 6 pairs
+#: front-right with back-left and front-left with back-right.
+A1_LEGS = {"FR": (1, -1), "FL": (1, 1), "RR": (-1, -1), "RL": (-1, 1)}
+#: A1 numbers read from unitreerobotics/unitree_ros ``robots/a1_description/urdf/a1.urdf``
+#: (lengths in m, masses in kg, inertias in kg m² about the centre of mass in the link frame,
+#: which the URDF does not rotate). Centres of mass and products of inertia are those of the
+#: front-right leg; the others mirror them (y for left legs, x for the hip links of rear legs).
+_A1_TRUNK = (6.0, (0.0, 0.0041, -0.0005),
+             ((0.0158533, -3.66e-05, -6.11e-05), (-3.66e-05, 0.0377999, -2.75e-05),
+              (-6.11e-05, -2.75e-05, 0.0456542)))
+_A1_HIP = (0.696, (-0.003311, -0.000635, 3.1e-05),
+           ((0.000469246, 9.409e-06, -3.42e-07), (9.409e-06, 0.00080749, 4.66e-07),
+            (-3.42e-07, 4.66e-07, 0.000552929)))
+_A1_THIGH = (1.013, (-0.003237, 0.022327, -0.027326),
+             ((0.005529065, -4.825e-06, 0.000343869), (-4.825e-06, 0.005139339, -2.2448e-05),
+              (0.000343869, -2.2448e-05, 0.001367788)))
+_A1_CALF = (0.166, (0.006435, 0.0, -0.107388),
+            ((0.002997972, 0.0, -0.000141163), (0.0, 0.003014022, 0.0),
+             (-0.000141163, 0.0, 3.2426e-05)))
+_A1_FOOT_MASS, _A1_FOOT_INERTIA = 0.06, 9.6e-06
+_A1_HIP_X, _A1_HIP_Y, _A1_THIGH_Y, _A1_LINK = 0.1805, 0.047, 0.0838, 0.2
+
+
+def _mirror(com, inertia, sx: int, sy: int):
+    """Centre of mass and inertia of a link mirrored in x (``sx = -1``) and / or y."""
+    s = np.array([sx, sy, 1.0])
+    return np.array(com) * s, np.array(inertia) * np.outer(s, s)
+
+
+def _lumped(parts):
+    """Mass, centre of mass and inertia (about it) of rigidly joined ``(m, com, inertia)``."""
+    m = sum(p[0] for p in parts)
+    c = sum(p[0] * np.asarray(p[1]) for p in parts) / m
+    J = np.zeros((3, 3))
+    for mi, ci, Ji in parts:
+        r = np.asarray(ci) - c
+        J += np.asarray(Ji) + mi * (r @ r * np.eye(3) - np.outer(r, r))
+    return m, c, J
+
+
+def a1_foot_positions(thigh: float, calf: float, hip: float = 0.0) -> np.ndarray:
+    """Foot centres (4, 3) of :func:`a1_quadruped` in the trunk's URDF link frame (m) for
+    equal joint angles on every leg, in the order of :data:`A1_LEGS`."""
+    out = []
+    for sx, sy in A1_LEGS.values():
+        knee = _A1_LINK * np.array([-np.sin(thigh), 0.0, -np.cos(thigh)])
+        foot = knee + _A1_LINK * np.array([-np.sin(thigh + calf), 0.0, -np.cos(thigh + calf)])
+        p = np.array([0.0, sy * _A1_THIGH_Y, 0.0]) + foot
+        ch, sh = np.cos(hip), np.sin(hip)
+        p = np.array([p[0], ch * p[1] - sh * p[2], sh * p[1] + ch * p[2]])
+        out.append(np.array([sx * _A1_HIP_X, sy * _A1_HIP_Y, 0.0]) + p)
+    return np.array(out)
+
+
+def a1_quadruped(*, thigh: float = 1.0, calf: float = -1.5, friction: float = 0.8,
+                 n_friction: int = 4, clearance: float = 0.0) -> MechanismSpec:
+    """A quadruped of the Unitree A1's build (Brüdigam et al. 2023 §5.4, Fig. 13, Appendix E).
+
+    A trunk on a ``"floating"`` joint and four legs of three actuated revolute joints each:
+    ``{leg}_hip`` (abduction, about the trunk's x axis), ``{leg}_thigh`` and ``{leg}_calf``
+    (about y), legs ``FR, FL, RR, RL`` (:data:`A1_LEGS`); 13 bodies, 6 + 12 = 18 degrees of
+    freedom. Each foot is a point contact with the ground (Coulomb ``friction``, a
+    linearized cone of ``n_friction`` directions, Brüdigam et al. 2023 eq. 25-27).
+
+    Numbers from unitree_ros' ``robots/a1_description/urdf/a1.urdf`` (Unitree's description
+    of the A1): trunk 6.0 kg, hip links 0.696 kg, thighs 1.013 kg, calves 0.166 kg, foot
+    spheres 0.06 kg (lumped into the calves, parallel-axis theorem), 13.74 kg in all; their
+    centres of mass and full inertia tensors; hip axes at (±0.1805, ±0.047, 0) m from the
+    trunk's link origin, thigh axes 0.0838 m further out, thigh and calf 0.2 m long; the axis
+    directions (x, y, y). The URDF's joint damping (0.01), friction, limits and the 2 cm foot
+    collision sphere are left out: the contact point is the foot sphere's centre (the robot
+    stands 2 cm lower than the real one; the friction acts 2 cm higher on the calf). The
+    friction coefficient 0.8 is the default of the A1 environment (``quadruped_sampling``)
+    of Dojo.jl, the authors' later simulator; the paper does not state it.
+
+    It starts at rest with all hip joints at 0, thighs at ``thigh`` and calves at ``calf``
+    (rad; Algorithm 7's standing parameters are thigh 1, calf -1.5) and the feet
+    ``clearance`` m above the ground.
+    """
+    parts_trunk = _A1_TRUNK
+    trunk_com = np.array(parts_trunk[1])
+    bodies = [Body("trunk", parts_trunk[0], np.array(parts_trunk[2]),
+                   Shape("box", (0.267, 0.194, 0.114)))]
+    joints = [Joint("free", "floating", WORLD, "trunk")]
+    contacts, init = [], {}
+    foot = (_A1_FOOT_MASS, (0.0, 0.0, -_A1_LINK), _A1_FOOT_INERTIA * np.eye(3))
+    for leg, (sx, sy) in A1_LEGS.items():
+        hip_com, hip_J = _mirror(_A1_HIP[1], _A1_HIP[2], sx, -sy)
+        thigh_com, thigh_J = _mirror(_A1_THIGH[1], _A1_THIGH[2], 1, -sy)
+        calf_m, calf_com, calf_J = _lumped([_A1_CALF, foot])
+        names = (f"{leg}_hip", f"{leg}_thigh", f"{leg}_calf")
+        bodies += [Body(names[0], _A1_HIP[0], hip_J), Body(names[1], _A1_THIGH[0], thigh_J),
+                   Body(names[2], calf_m, calf_J)]
+        hip_at = np.array([sx * _A1_HIP_X, sy * _A1_HIP_Y, 0.0])
+        joints += [
+            Joint(names[0], "revolute", "trunk", names[0], hip_at - trunk_com, -hip_com, _X,
+                  actuated=True),
+            Joint(names[1], "revolute", names[0], names[1],
+                  np.array([0.0, sy * _A1_THIGH_Y, 0.0]) - hip_com, -thigh_com, _Y,
+                  actuated=True),
+            Joint(names[2], "revolute", names[1], names[2],
+                  np.array([0.0, 0.0, -_A1_LINK]) - thigh_com, -calf_com, _Y, actuated=True)]
+        contacts.append(Contact(f"{leg}_foot", names[2],
+                                np.array([0.0, 0.0, -_A1_LINK]) - calf_com,
+                                friction=friction, n_friction=n_friction))
+        init[names[0]], init[names[1]], init[names[2]] = [0.0], [thigh], [calf]
+    lowest = a1_foot_positions(thigh, calf)[:, 2].min()
+    init["free"] = [0.0, 0.0, trunk_com[2] - lowest + clearance, 0.0, 0.0, 0.0]
+    return MechanismSpec(tuple(bodies), tuple(joints), initial_positions=init,
+                         name="a1_quadruped", contacts=tuple(contacts))

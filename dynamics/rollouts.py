@@ -108,15 +108,26 @@ def run_one(template: Simulation, steps: int, case=None, *, setup: Callable | No
     return traj
 
 
-def _run_chunk(template: Simulation, steps: int, cases: list, options: dict) -> list:
-    return [run_one(template, steps, case, **options) for case in cases]
+def _run_guarded(template: Simulation, steps: int, case, errors: str, options: dict):
+    """:func:`run_one`, or with ``errors="return"`` the exception a failing rollout raised."""
+    if errors == "raise":
+        return run_one(template, steps, case, **options)
+    try:
+        return run_one(template, steps, case, **options)
+    except Exception as exc:          # returned in place of the result (errors="return")
+        return exc
+
+
+def _run_chunk(template: Simulation, steps: int, cases: list, options: dict,
+               errors: str = "raise") -> list:
+    return [_run_guarded(template, steps, case, errors, options) for case in cases]
 
 
 def rollouts(simulation: Simulation, steps: int, cases: Iterable, *,
              setup: Callable | None = None, controller: Callable | None = None,
              record=None, fields: str | Sequence[str] | None = None,
              output: Callable | None = None, client=None, chunk: int | None = None,
-             progress: bool = False) -> list:
+             progress: bool = False, errors: str = "raise") -> list:
     """Run ``steps`` steps of ``simulation`` from every case, independently.
 
     Parameters
@@ -150,19 +161,26 @@ def rollouts(simulation: Simulation, steps: int, cases: Iterable, *,
         Rollouts per task (default: the cases split into four tasks per worker thread).
     progress : bool
         A tqdm bar over the rollouts (or tasks, with ``client``).
+    errors : {"raise", "return"}
+        A rollout that raises (a :class:`~dynamics.maximal.NewtonError`, or an exception of
+        its controller, e.g. one that stops a robot that fell): ``"raise"`` (default) raises
+        it; ``"return"`` puts the exception object in that rollout's place of the result
+        and runs the others (searches that score failures, e.g.
+        :func:`dynamics.gait_learning.learn_to_walk`).
 
     Returns
     -------
     list
         Per case, in order: a :class:`~dynamics.maximal.Trajectory`, a dict of ``fields`` or
-        the value of ``output``. Equal to running each case by itself in a new
-        ``Simulation``: ``run_one(simulation, steps, case, ...)``.
+        the value of ``output`` (or, with ``errors="return"``, the exception of a failed
+        rollout). Equal to running each case by itself in a new ``Simulation``:
+        ``run_one(simulation, steps, case, ...)``.
 
     Raises
     ------
-    The error of the first failing rollout (e.g. :class:`~dynamics.maximal.NewtonError`,
-    :class:`~dynamics.spec.SpecError`), with ``client`` as well; ``ImportError`` without
-    Dask when ``client`` is given.
+    With ``errors="raise"``, the error of the first failing rollout (e.g.
+    :class:`~dynamics.maximal.NewtonError`, :class:`~dynamics.spec.SpecError`), with
+    ``client`` as well; ``ImportError`` without Dask when ``client`` is given.
     """
     if not isinstance(simulation, Simulation):
         raise TypeError(f"expected a dynamics.maximal.Simulation template, got "
@@ -175,13 +193,15 @@ def rollouts(simulation: Simulation, steps: int, cases: Iterable, *,
                "output": output}
     if fields is not None and output is not None:
         raise ValueError("give fields or output, not both")
+    if errors not in ("raise", "return"):
+        raise ValueError(f"errors must be 'raise' or 'return', got {errors!r}")
     if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int)
                               or chunk < 1):
         raise ValueError(f"chunk must be a positive integer, got {chunk!r}")
     if client is None:
         from tqdm.auto import tqdm
 
-        return [run_one(simulation, steps, case, **options)
+        return [_run_guarded(simulation, steps, case, errors, options)
                 for case in tqdm(cases, desc="rollouts", disable=not progress)]
     distributed = _require_distributed()
     if not cases:
@@ -191,7 +211,7 @@ def rollouts(simulation: Simulation, steps: int, cases: Iterable, *,
         chunk = max(1, math.ceil(len(cases) / (4 * threads)))
     template = client.scatter(simulation, broadcast=True, hash=False)
     parts = [cases[i:i + chunk] for i in range(0, len(cases), chunk)]
-    futures = [client.submit(_run_chunk, template, steps, part, options, pure=False)
+    futures = [client.submit(_run_chunk, template, steps, part, options, errors, pure=False)
                for part in parts]
     try:
         if progress:

@@ -36,6 +36,7 @@ DOCUMENTED = (
     "dynamics.quaternion",
     "dynamics.maximal",
     "dynamics.rollouts",
+    "dynamics.gait_learning",
     "dynamics.redundant",
     "dynamics.ggl",
     "dynamics.minimal",
