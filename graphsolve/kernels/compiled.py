@@ -200,13 +200,9 @@ def refactor(an, values, gmap, D, Dlu, piv, L, U, symmetric: bool, work=None,
     blocks through the symmetry sum), whose finiteness the factor checks."""
     work = work if work is not None else work_buffers(an)
     if symmetric and _first_supernodal(an, work):
-        status, scalings, updates, sq = _factor_supernodal(
-            an, (values, gmap.lsrc, gmap.usrc), D, Dlu, piv, L, U, work, rtol)
-        ok = status < 0
-        finite = (ok and math.isfinite(sq)) or _poison(values) == 0.0
-        counts = _counts(an, status, scalings, updates)
-        return int(status), counts, bool(finite), bool(ok and sq == 0.0)
-    supernodal_, kernel, ints, bounds, done = _kernel_for(an, work, symmetric)
+        supernodal_, done = True, None          # this call only: counts made below
+    else:
+        supernodal_, kernel, ints, bounds, done = _kernel_for(an, work, symmetric)
     if supernodal_:
         status, scalings, updates, sq = _factor_supernodal(
             an, (values, gmap.lsrc, gmap.usrc), D, Dlu, piv, L, U, work, rtol)
@@ -217,7 +213,7 @@ def refactor(an, values, gmap, D, Dlu, piv, L, U, symmetric: bool, work=None,
     ok = status < 0
     finite = (ok and math.isfinite(sq)) or _poison(values) == 0.0
     counts = done                               # a complete run: built once, then reused
-    if not ok:
+    if not ok or done is None:
         counts = _counts(an, status, scalings, updates)
     elif done.get("scalings") != scalings or done.get("updates") != updates:
         done.update(_counts(an, status, scalings, updates))
