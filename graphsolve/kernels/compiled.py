@@ -212,11 +212,12 @@ def refactor(an, values, gmap, D, Dlu, piv, L, U, symmetric: bool, work=None,
             False, values, gmap.lsrc, gmap.usrc)
     ok = status < 0
     finite = (ok and math.isfinite(sq)) or _poison(values) == 0.0
-    counts = done                               # a complete run: built once, then reused
     if not ok or done is None:
         counts = _counts(an, status, scalings, updates)
-    elif done.get("scalings") != scalings or done.get("updates") != updates:
-        done.update(_counts(an, status, scalings, updates))
+    else:                                       # a complete run: built once, then reused
+        if done.get("scalings") != scalings or done.get("updates") != updates:
+            done.update(_counts(an, status, scalings, updates))
+        counts = done
     return int(status), counts, bool(finite), bool(ok and sq == 0.0)
 
 
