@@ -37,10 +37,11 @@ from scipy.sparse import csgraph, csr_array
 
 from .errors import GraphError
 from .symbolic import (
-    csr_of_sorted_pairs,
+    component_roots,
     dfs_orders,
     elimination_counts,
     minimum_degree,
+    relabelled_csr,
     weighted_postorder,
 )
 
@@ -108,18 +109,13 @@ def _dfs_roots(n: int, indptr: np.ndarray, indices: np.ndarray, root: int | None
     """One DFS root per connected component, components by their smallest node. The paper
     takes an arbitrary root (2023, §4.1); we take the smallest node whose diagonal block is
     nonzero, so that a KKT tree is rooted at a body and no constraint becomes a leaf."""
-    ncomp, labels = csgraph.connected_components(
-        csr_array((np.ones(indices.size), indices, indptr), shape=(n, n)), directed=False)
-    nonzero = np.ones(n, bool)
-    nonzero[list(zero)] = False
-    first = np.unique(labels, return_index=True)[1]         # smallest node per component
-    roots = first.copy()                                    # ... unless one has a nonzero
-    cand = np.flatnonzero(nonzero)                          # diagonal: the smallest such
-    comp, at = np.unique(labels[cand], return_index=True)
-    roots[comp] = cand[at]
+    nonzero = np.ones(n, np.bool_)
+    if zero:
+        nonzero[np.fromiter(zero, dtype=np.int64, count=len(zero))] = False
+    roots, labels = component_roots(indptr, indices, nonzero)
     if root is not None:
         roots[labels[root]] = root
-    return roots[np.argsort(first)]
+    return roots
 
 
 def _dfs_order(indptr: np.ndarray, indices: np.ndarray, roots: np.ndarray, preorder: bool
@@ -269,8 +265,7 @@ def auto_order(n: int, indptr: np.ndarray, indices: np.ndarray, sizes: np.ndarra
     (:data:`ND_MIN_FLOPS_PER_ENTRY`, :data:`ND_MIN_FILL_RATIO`).
     """
     sizes = sizes.astype(np.int64)
-    forest = n_edges == n - csgraph.connected_components(
-        csr_array((np.ones(indices.size), indices, indptr), shape=(n, n)), directed=False)[0]
+    forest = n_edges == n - component_roots(indptr, indices, np.ones(n, np.bool_))[0].size
     forest = forest and bool(np.all(sizes == sizes[0]))   # mixed sizes: direction matters
     rank = {name: r for r, name in enumerate(AUTO_CANDIDATES)}
     names = ["brudigam"] if forest else ["amd", *(c for c in AUTO_CANDIDATES if c != "amd")]
@@ -326,9 +321,7 @@ def _cuthill_mckee_dfs(n: int, indptr: np.ndarray, indices: np.ndarray, root: in
                     dtype=np.int64)[::-1]
     rank = np.empty(n, np.int64)
     rank[cm] = np.arange(n)
-    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
-    pairs = np.stack([rank[src], rank[indices]], axis=1)
-    r_indptr, r_indices = csr_of_sorted_pairs(n, pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))])
+    r_indptr, r_indices = relabelled_csr(indptr, indices, rank)
     r_zero = frozenset(rank[list(zero)].tolist()) if zero else frozenset()
     roots = _dfs_roots(n, r_indptr, r_indices, None if root is None else int(rank[root]),
                        r_zero)
@@ -353,11 +346,11 @@ def _cholmod_order(n: int, indptr: np.ndarray, indices: np.ndarray, method: str
         return None
     import scipy.sparse as sp
 
-    if n == 1:
-        return np.zeros(1, np.int64)
-    diag = np.arange(n + 1, dtype=np.int64)
-    pattern = sp.csc_matrix((np.ones(indices.size), indices, indptr), shape=(n, n)) + \
-        sp.csc_matrix((np.ones(n), np.arange(n), diag), shape=(n, n))
+    if indices.size == 0:                       # no edges: any order has no fill
+        return np.arange(n, dtype=np.int64)
+    # the off-diagonal pattern only: the orderings ignore the diagonal (and adding it with
+    # SciPy cost more than the AMD run itself at 10^3 nodes)
+    pattern = sp.csc_matrix((np.ones(indices.size), indices, indptr), shape=(n, n))
     factor = cholmod.analyze(pattern, mode="simplicial", ordering_method=method)
     return np.asarray(factor.P(), dtype=np.int64)
 
@@ -451,7 +444,6 @@ def _cuthill_mckee_graph(n: int, indptr: np.ndarray, indices: np.ndarray
 
     pattern = csr_array((np.ones(indices.size), indices, indptr), shape=(n, n))
     cm = np.asarray(csgraph.reverse_cuthill_mckee(pattern, symmetric_mode=True), np.int64)
-    renumbered = pattern[cm][:, cm].tocsr()
-    renumbered.sort_indices()
-    return cm, pymetis.CSRAdjacency(renumbered.indptr.astype(np.int64),
-                                    renumbered.indices.astype(np.int64))
+    rank = np.empty(n, np.int64)
+    rank[cm] = np.arange(n)
+    return cm, pymetis.CSRAdjacency(*relabelled_csr(indptr, indices, rank))

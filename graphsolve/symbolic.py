@@ -18,9 +18,9 @@ import heapq
 import numpy as np
 from numba import njit
 
-__all__ = ["csr_adjacency", "dfs_orders", "elimination_counts", "factor_pattern", "group_by_key",
-           "minimum_degree", "update_counts", "update_lists", "update_schedule",
-           "weighted_postorder"]
+__all__ = ["component_roots", "csr_adjacency", "dfs_orders", "elimination_counts",
+           "factor_pattern", "group_by_key", "minimum_degree", "relabelled_csr", "update_counts",
+           "update_lists", "update_schedule", "weighted_postorder"]
 
 
 def csr_adjacency(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -54,6 +54,67 @@ def group_by_key(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
         perm[fill[keys[e]]] = e
         fill[keys[e]] += 1
     return ptr, perm
+
+
+@njit(cache=True, nogil=True)
+def component_roots(indptr: np.ndarray, indices: np.ndarray, nonzero: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Connected components by their smallest node: ``(roots, labels)`` with ``roots[c]`` the
+    smallest node of component ``c`` for which ``nonzero`` holds (the smallest node if none
+    does), components numbered in order of their smallest node, ``labels`` each node's
+    component."""
+    n = indptr.size - 1
+    labels = np.full(n, -1, np.int64)
+    roots = np.empty(n, np.int64)
+    queue = np.empty(n, np.int64)
+    ncomp = 0
+    for s in range(n):
+        if labels[s] >= 0:
+            continue
+        labels[s] = ncomp
+        root = s if nonzero[s] else -1
+        head, tail = 0, 1
+        queue[0] = s
+        while head < tail:
+            v = queue[head]
+            head += 1
+            for e in range(indptr[v], indptr[v + 1]):
+                u = indices[e]
+                if labels[u] < 0:
+                    labels[u] = ncomp
+                    queue[tail] = u
+                    tail += 1
+                    if nonzero[u] and (root < 0 or u < root):
+                        root = u
+        roots[ncomp] = s if root < 0 else root
+        ncomp += 1
+    return roots[:ncomp], labels
+
+
+@njit(cache=True, nogil=True)
+def relabelled_csr(indptr: np.ndarray, indices: np.ndarray, rank: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """CSR of the graph with node ``v`` renamed ``rank[v]`` (a permutation), neighbour lists
+    sorted."""
+    n = indptr.size - 1
+    new_ptr = np.zeros(n + 1, np.int64)
+    for v in range(n):
+        new_ptr[rank[v] + 1] = indptr[v + 1] - indptr[v]
+    for k in range(n):
+        new_ptr[k + 1] += new_ptr[k]
+    new_idx = np.empty(indices.size, np.int64)
+    for v in range(n):
+        a = new_ptr[rank[v]]
+        m = 0
+        for e in range(indptr[v], indptr[v + 1]):     # insertion sort: lists are short
+            u = rank[indices[e]]
+            j = a + m
+            while j > a and new_idx[j - 1] > u:
+                new_idx[j] = new_idx[j - 1]
+                j -= 1
+            new_idx[j] = u
+            m += 1
+    return new_ptr, new_idx
 
 
 @njit(cache=True, nogil=True)
@@ -168,6 +229,22 @@ def weighted_postorder(indptr: np.ndarray, indices: np.ndarray, order: np.ndarra
     return order[post]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _sort_run(a: np.ndarray, lo: int, hi: int) -> None:
+    """Sort ``a[lo:hi]`` in place: insertion sort for the short runs of sparse rows (a slice's
+    ``sort()`` costs more than the whole row's work there), NumPy's sort for long ones."""
+    if hi - lo > 32:
+        a[lo:hi].sort()
+        return
+    for i in range(lo + 1, hi):
+        x = a[i]
+        j = i
+        while j > lo and a[j - 1] > x:
+            a[j] = a[j - 1]
+            j -= 1
+        a[j] = x
+
+
 @njit(cache=True, nogil=True)
 def factor_pattern(indptr: np.ndarray, indices: np.ndarray, order: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -210,7 +287,7 @@ def factor_pattern(indptr: np.ndarray, indices: np.ndarray, order: np.ndarray
                 top += 1
                 flag[j] = k
                 j = parent_pos[j]
-        row_pos[row_ptr[k]:row_ptr[k + 1]].sort()
+        _sort_run(row_pos, row_ptr[k], row_ptr[k + 1])
     parent = np.full(n, -1, np.int64)
     for k in range(n):
         if parent_pos[k] >= 0:

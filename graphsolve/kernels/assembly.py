@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..symbolic import _sort_run
 from .simd import prefetch
 
 #: How many nodes ahead the scatter prefetches the blocks a node's edges will touch.
@@ -90,9 +91,10 @@ def symmetric_block_pattern(n, pi, pj):
     indptr = np.zeros(n + 1, np.int64)
     m = 0
     for i in range(n):
-        seg = np.sort(cols[count[i]:count[i + 1]])
+        _sort_run(cols, count[i], count[i + 1])   # in place; m <= the read index below
         last = -1
-        for j in seg:
+        for q in range(count[i], count[i + 1]):
+            j = cols[q]
             if j != last:
                 cols[m] = j
                 m += 1

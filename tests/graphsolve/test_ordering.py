@@ -19,9 +19,12 @@ import graphsolve as gs
 from graphsolve import generators as gen
 from graphsolve.ordering import _minimum_degree
 from graphsolve.symbolic import (
+    component_roots,
     csr_adjacency,
     elimination_counts,
+    factor_pattern,
     minimum_degree,
+    relabelled_csr,
     weighted_postorder,
 )
 from tests.graphsolve.symbolic_oracles import (
@@ -303,6 +306,59 @@ def test_compiled_minimum_degree_equals_the_reference(n, extra, seed, data):
     np.testing.assert_array_equal(minimum_degree(indptr, indices, sizes, mask), expected)
     # every node, also zero-diagonal nodes whose neighbours all have zero diagonals
     np.testing.assert_array_equal(np.sort(expected), np.arange(n))
+
+
+def _random_pattern(n, m, seed):
+    """A random simple graph on n nodes (m edge draws; components and isolated nodes likely)
+    as a symmetric CSR pattern with sorted neighbour lists."""
+    rng = np.random.default_rng(seed)
+    pairs = rng.integers(0, n, (m, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    edges = np.unique(np.sort(pairs, axis=1), axis=0).reshape(-1, 2).astype(np.int64)
+    return rng, csr_adjacency(n, edges)
+
+
+@given(n=st.integers(1, 60), m=st.integers(0, 120), seed=st.integers(0, 10_000))
+@settings(max_examples=100, deadline=None)
+def test_component_roots_against_scipy(n, m, seed):
+    """Components, their order (by smallest node) and their roots (smallest node with a
+    nonzero diagonal, else the smallest node) against SciPy's connected_components."""
+    rng, (indptr, indices) = _random_pattern(n, m, seed)
+    nonzero = rng.random(n) < 0.6
+    roots, labels = component_roots(indptr, indices, nonzero)
+    ncomp, ref = sp.csgraph.connected_components(
+        sp.csr_array((np.ones(indices.size), indices, indptr), shape=(n, n)), directed=False)
+    assert roots.size == ncomp
+    members = [np.flatnonzero(ref == c) for c in range(ncomp)]
+    members.sort(key=lambda nodes: nodes[0])
+    for c, nodes in enumerate(members):
+        assert np.all(labels[nodes] == c)
+        wanted = nodes[nonzero[nodes]]
+        assert roots[c] == (wanted[0] if wanted.size else nodes[0])
+
+
+@given(n=st.integers(1, 60), m=st.integers(0, 150), seed=st.integers(0, 10_000))
+@settings(max_examples=100, deadline=None)
+def test_relabelled_csr_and_factor_pattern_rows_against_scipy(n, m, seed):
+    """relabelled_csr equals SciPy's symmetric permutation with sorted indices; the rows of
+    factor_pattern come out sorted by position (insertion sort for short rows, NumPy's for
+    long ones: the dense graph below has rows longer than the switch)."""
+    rng, (indptr, indices) = _random_pattern(n, m, seed)
+    rank = rng.permutation(n).astype(np.int64)
+    new_ptr, new_idx = relabelled_csr(indptr, indices, rank)
+    inverse = np.empty(n, np.int64)
+    inverse[rank] = np.arange(n)
+    ref = sp.csr_array((np.ones(indices.size), indices, indptr), shape=(n, n))[inverse][:, inverse]
+    ref = sp.csr_array(ref)
+    ref.sort_indices()
+    np.testing.assert_array_equal(new_ptr, ref.indptr)
+    np.testing.assert_array_equal(new_idx, ref.indices)
+    for ip, ix in ((indptr, indices), csr_adjacency(n, np.array(
+            [(i, j) for i in range(n) for j in range(i + 1, n)], np.int64).reshape(-1, 2))):
+        _, pos, row_ptr, row_nodes = factor_pattern(ip, ix, rank)
+        for k in range(n):
+            row = pos[row_nodes[row_ptr[k]:row_ptr[k + 1]]]
+            assert np.all(np.diff(row) > 0) and np.all(row < k)
 
 
 @pytest.mark.parametrize("ordering", NAMED)
