@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..symbolic import _sort_run
 from .simd import prefetch
 
 #: How many nodes ahead the scatter prefetches the blocks a node's edges will touch.
@@ -68,6 +67,22 @@ def stored_block_pairs(indptr, indices, blk, off, uniform=0):
                             pj[count] = j
                         count += 1
     return pi, pj
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sort_run(a: np.ndarray, lo: int, hi: int) -> None:
+    """Sort ``a[lo:hi]`` in place: insertion sort for the short runs of sparse rows (a slice's
+    ``sort()`` costs more than a short row's whole work), NumPy's sort for long ones."""
+    if hi - lo > 32:
+        a[lo:hi].sort()
+        return
+    for i in range(lo + 1, hi):
+        x = a[i]
+        j = i
+        while j > lo and a[j - 1] > x:
+            a[j] = a[j - 1]
+            j -= 1
+        a[j] = x
 
 
 @njit(cache=True, nogil=True)

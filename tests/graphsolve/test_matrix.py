@@ -1064,3 +1064,23 @@ def test_random_block_matrix_and_from_blocks_copy_the_graph_on_first_access():
     B = gs.BlockMatrix.from_blocks(gen.path(3), np.stack([np.eye(2)] * 3))
     assert B._graph is None and edge_set(B.graph) == edge_set(gen.path(3))
     assert B.graph.graph["zero_diagonal"] == ()
+
+
+@given(n=st.integers(1, 80), m=st.integers(0, 200), hub=st.integers(0, 79),
+       seed=st.integers(0, 10_000))
+@settings(max_examples=60, deadline=None)
+def test_symmetric_block_pattern_against_numpy(n, m, hub, seed):
+    """The block pattern kernel behind from_scipy / from_blocks: the union of the pairs and
+    their mirrors, sorted, without duplicates; a hub node with up to 79 neighbours exercises
+    the long-row sort as well as the short rows' insertion sort."""
+    from graphsolve.kernels.assembly import symmetric_block_pattern
+
+    rng = np.random.default_rng(seed)
+    pairs = rng.integers(0, n, (m, 2))
+    hub = hub % n
+    pairs = np.concatenate([pairs, np.stack([np.full(n, hub), rng.permutation(n)], axis=1)])
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]].astype(np.int64)
+    indptr, indices = symmetric_block_pattern(n, pairs[:, 0].copy(), pairs[:, 1].copy())
+    both = np.unique(np.concatenate([pairs, pairs[:, ::-1]]), axis=0).reshape(-1, 2)
+    np.testing.assert_array_equal(indptr, np.searchsorted(both[:, 0], np.arange(n + 1)))
+    np.testing.assert_array_equal(indices, both[:, 1])

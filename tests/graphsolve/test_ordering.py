@@ -341,8 +341,7 @@ def test_component_roots_against_scipy(n, m, seed):
 @settings(max_examples=100, deadline=None)
 def test_relabelled_csr_and_factor_pattern_rows_against_scipy(n, m, seed):
     """relabelled_csr equals SciPy's symmetric permutation with sorted indices; the rows of
-    factor_pattern come out sorted by position (insertion sort for short rows, NumPy's for
-    long ones: the dense graph below has rows longer than the switch)."""
+    factor_pattern come out sorted by position, also the long rows of a complete graph."""
     rng, (indptr, indices) = _random_pattern(n, m, seed)
     rank = rng.permutation(n).astype(np.int64)
     new_ptr, new_idx = relabelled_csr(indptr, indices, rank)
