@@ -39,9 +39,10 @@ def _rows(S: StepSystem) -> dict[int, int]:
 
 
 def five_bar_leg_on_ground() -> MechanismSpec:
-    """A five-bar leg on two world hips 0.35 m up with a friction contact at its foot (0.115 m
-    above the ground at rest): a contact model whose tree order pivots a knee singularly."""
-    bodies, joints, init = models._five_bar("", WORLD, np.array([0.0, 0.0, 0.35]), models._X,
+    """A five-bar leg on two world hips 0.29 m up with a friction contact at its foot (0.034 m
+    above the ground at the start; it lands as the leg swings): a contact model whose graph
+    order pivots a knee singularly."""
+    bodies, joints, init = models._five_bar("", WORLD, np.array([0.0, 0.0, 0.29]), models._X,
                                             0.1, 0.2, 0.05, 0.05, (0.8, -0.8))
     foot = Contact("foot_contact", "lower_a", -models._top(0.2), friction=0.5)
     return MechanismSpec(tuple(bodies), tuple(joints), initial_positions=init,
@@ -109,8 +110,8 @@ def test_five_bar_leg_steps_in_the_deferred_order():
 def test_contact_five_bar_leg_simulates(kernels):
     """The contact steps factor with ``pivot_rtol = 0`` (only exact zeros are singular): a
     rank-deficient joint pivot would not be reported there but would wreck the interior point
-    (in the graph's order: a line search failure at the second compiled step, at t = 0.068 s
-    in the reference)."""
+    (in the graph's order: an interior-point line search failure at t = 0.007 s compiled,
+    0.035 s in the reference, before the foot lands)."""
     spec = five_bar_leg_on_ground()
     sim = Simulation(spec, 0.001)
     if kernels == "reference":
@@ -119,4 +120,4 @@ def test_contact_five_bar_leg_simulates(kernels):
     tr = sim.run(300, progress=False)
     assert sim.system.joints_deferred
     assert tr.constraint_violation.max() < 1e-9
-    assert tr.contact_distance.min() > -1e-9
+    assert -1e-9 < tr.contact_distance.min() < 1e-6            # the foot has landed
