@@ -141,21 +141,6 @@ def quaternion_update(q: np.ndarray, w: np.ndarray, dt: float) -> np.ndarray:
     return 0.5 * dt * quat.multiply(q, wbar)
 
 
-def _free_spin_to_world_on_cycle(spec) -> bool:
-    """Whether a joint between the world and a body leaves all of the body's rotations free
-    (``D_R`` = ``"none"``: spherical, ``cylindrical_free``, ``planar_free``, floating) and lies
-    on a cycle of the mechanism graph (world included)."""
-    from ..spec import JOINT_TYPES, WORLD
-
-    G = nx.Graph(spec.graph())
-    on_cycle = set()
-    for comp in nx.biconnected_components(G):
-        if WORLD in comp and len(comp) > 2:
-            on_cycle |= comp
-    return any(j.parent == WORLD and JOINT_TYPES[j.type][1] == "none" and j.child in on_cycle
-               for j in spec.joints)
-
-
 def _defer(order: list[int], late: set[int], G: nx.Graph) -> list[int]:
     """Move each node of ``late`` right after the last of its neighbours in ``order``.
 
@@ -171,30 +156,50 @@ def _defer(order: list[int], late: set[int], G: nx.Graph) -> list[int]:
     return order
 
 
-def _pinned_pivot(order: list[int], joints: set[int], world: set[int], G: nx.Graph) -> bool:
-    """Whether ``order`` pivots a joint node before one of its bodies while the eliminated
-    part on its other side already reaches a joint to the world.
+def _overconstrained_pivot(order: list[int], rows: dict[int, int], n_bodies: int,
+                           G: nx.Graph) -> int | None:
+    """The first joint node whose pivot block is singular for every value of the matrix when
+    ``G``'s nodes are eliminated in ``order``, or ``None``.
 
-    Pivoting a joint before its parent body is the tree order (leaves first) and is safe when
-    the eliminated subtree below it is otherwise free: its bodies can move rigidly, so the
-    joint's rows keep full rank. If that part is pinned to the world through eliminated joint
-    nodes (a chain of a mechanism graph with two joints to the world, eliminated from one
-    world end), the pivot sees only the few freedoms the pins leave and can be singular.
+    ``rows``: the constraint rows of every joint node (zero diagonal block, nonzero blocks only
+    with its bodies); nodes ``< n_bodies`` are bodies (6 columns); any other node (a contact)
+    has a nonzero diagonal. When the pivots before ``n`` are nonsingular, the pivot of ``n`` is
+    singular exactly when the leading principal submatrix of the eliminated nodes and ``n`` is,
+    and that submatrix is block diagonal over the connected components of the subgraph those
+    nodes induce: only the component ``C`` of ``n`` matters. The rows of the joints in ``C``
+    are zero outside the columns of the bodies in ``C`` (no joint-joint or joint-contact
+    blocks), so if the joints of ``C`` hold more rows than its bodies have columns
+    (``Σ rows > 6 · bodies``) those rows are linearly dependent and the pivot is singular,
+    whatever the configuration. This is the case of a tree order that eliminates a body pinned
+    to the world before a joint of its loop: e.g. a five-bar leg's upper link with its hip
+    (5 rows) before its knee (5 more rows, 10 > 6: ``models.five_bar_leg``), or the human
+    upper arm with its spherical shoulder (3) before the elbow (5, 8 > 6:
+    ``models.arm_exoskeleton``). Pivoting every joint after all of its bodies (:func:`_defer`)
+    never leaves such a component: each joint then comes with both of its bodies.
+
+    The component sums are kept by union-find over the elimination (linear in the graph).
     """
-    done: set[int] = set()
+    parent: dict[int, int] = {}
+    excess: dict[int, int] = {}         # per component root: rows - 6 · bodies
+
+    def root(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
     for n in order:
-        if n in joints and any(b not in done for b in G[n]):
-            seen, stack = {n}, [b for b in G[n] if b in done]
-            while stack:
-                m = stack.pop()
-                if m in seen:
-                    continue
-                if m in world:
-                    return True
-                seen.add(m)
-                stack.extend(k for k in G[m] if k in done and k not in seen)
-        done.add(n)
-    return False
+        parent[n] = n
+        excess[n] = rows.get(n, 0) - (6 if n < n_bodies else 0)
+        for m in G[n]:
+            if m in parent:
+                r = root(m)
+                if r != n:
+                    parent[r] = n
+                    excess[n] += excess.pop(r)
+        if n in rows and excess[n] > 0:
+            return n
+    return None
 
 
 class StepSystem:
@@ -202,6 +207,14 @@ class StepSystem:
 
     Graph nodes: bodies ``0..nb-1`` (6×6 blocks), then one node per joint with at least one
     constraint (``n_constraints`` rows, zero diagonal block), joined to its bodies.
+
+    Elimination order (analysed once): the Brüdigam order of the graph without damper edges,
+    with every loop-closing joint moved after both of its bodies (:func:`_defer`). Every joint
+    is moved after all of its bodies (``joints_deferred``) in two cases: a loop joint closed to
+    the world, and an order that would certainly meet a singular joint pivot, i.e. pivot a
+    joint whose eliminated part holds more constraint rows than body freedoms
+    (:func:`_overconstrained_pivot`: a five-bar leg on two world hips, the exoskeleton's human
+    arm on its spherical shoulder). Other mechanisms keep the graph's order and its fill.
     """
 
     def __init__(self, model: MaximalModel, dt: float, backend: str = "auto",
@@ -254,29 +267,36 @@ class StepSystem:
                                        for k in self._damped_pairs)
         base = gs.analyze(undamped, ordering="brudigam", block_sizes=sizes, zero_diagonal=zero)
         loop_names = {j.name for j in model.spec.loop_joints}
-        loops = {node[k] for k, name in enumerate(js.names) if k in node and name in loop_names}
-        if (any(js.parent[k] < 0 and name in loop_names for k, name in enumerate(js.names))
-                or (loops and _free_spin_to_world_on_cycle(model.spec))):
+        joint_nodes = set(node.values())
+        if any(js.parent[k] < 0 and name in loop_names for k, name in enumerate(js.names)):
             # A loop closed to the world makes both ends of a chain zero-diagonal joint nodes:
             # some body would be eliminated with two joints still after it, and a body between
             # two ball joints (free spin about their axis) then leaves a singular joint pivot.
-            # The same happens when a cycle through the world holds a joint to the world that
-            # leaves the body's rotation free (a human shoulder in an exoskeleton,
-            # models.arm_exoskeleton: a tree joint such as the elbow met a singular pivot).
             # Pivot every joint after all of its bodies (joint-joint fill, never singular
             # unless the joints are redundant).
-            loops = set(node.values())
-        order = list(base.elimination_order)
-        world = {node[k] for k in node if js.parent[k] < 0}
-        if loops and _pinned_pivot(order, set(node.values()), world, undamped):
-            # e.g. a five-bar leg on two coaxial world joints closed at the foot
-            # (models.five_bar_leg): the tree order pivots a knee after its upper link and
-            # the upper link's world joint, before the lower link
-            loops = set(node.values())
-        if loops:
-            order = _defer(order, loops, G)
-        self.analysis = base if not loops and undamped is G else gs.analyze(
-            G, ordering=order, block_sizes=sizes, zero_diagonal=zero)
+            late = joint_nodes
+        else:
+            # Loops closed between two bodies: each loop joint after its two bodies; every
+            # joint after its bodies where the order would certainly meet a singular joint
+            # pivot (more constraint rows than body freedoms behind it: a five-bar leg's knee
+            # after its upper link and that link's hip, models.five_bar_leg; the elbow after
+            # the human upper arm and its spherical shoulder, models.arm_exoskeleton). Other
+            # mechanisms (four-bars, segment chains, floating-base legs as models.minitaur)
+            # keep their order and its fill.
+            late = {node[k] for k, name in enumerate(js.names)
+                    if k in node and name in loop_names}
+            rows = {node[k]: int(js.n_constraints[k]) for k in node}
+            if _overconstrained_pivot(_defer(list(base.elimination_order), late, G), rows,
+                                      nb, G) is not None:
+                late = joint_nodes
+        #: every joint is pivoted after all of its bodies (:func:`_defer`); otherwise the
+        #: graph's own order, with only the loop joints moved after their bodies
+        self.joints_deferred = bool(joint_nodes) and late == joint_nodes
+        if late or undamped is not G:
+            self.analysis = gs.analyze(G, ordering=_defer(list(base.elimination_order), late, G),
+                                       block_sizes=sizes, zero_diagonal=zero)
+        else:
+            self.analysis = base
         self.backend = backend
         # Tree mechanisms (no block updates) let the fused Newton kernel use graphsolve's
         # implicit-L factor: one solve per factorization, a third less factor work.
