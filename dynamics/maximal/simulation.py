@@ -773,10 +773,20 @@ class Simulation:
         constraint violation, contact distances, complementarity) are computed, vectorized
         over time, on first access.
 
+        Without a controller (and with the compiled kernels: ``backend`` ``"auto"`` or
+        ``"compiled"``) the step loop itself is compiled (:meth:`_run_compiled`, chunks of up
+        to 4096 steps, the progress bar updated between them): the same steps as
+        :meth:`step`, bit for bit, without its per-step Python overhead. With a controller
+        the loop calls :meth:`step` from Python. Either way a failing step raises its
+        :class:`NewtonError` with the simulation left at the state before that step (``t``
+        included), as after :meth:`step`.
+
         Raises
         ------
         ValueError
             ``steps < 0`` or an unknown ``record``.
+        NewtonError
+            A step failed (as from :meth:`step`).
         """
         steps = int(steps)
         if steps < 0:
@@ -827,9 +837,10 @@ class Simulation:
         """The step loop of :meth:`run` without a controller, in compiled chunks
         (:meth:`StepSystem.run_compiled`, :meth:`StepSystem.contact_run`): the same steps as
         :meth:`step` (bit for bit), recorded into ``record = (xs, qs, vs, ws, its)`` and, per
-        group, ``cvar`` (if not ``None``). The chunks grow to about a tenth of a second each
-        (at most ``_RUN_CHUNK`` steps), so the progress bar (``show``) and ``KeyboardInterrupt``
-        are served between them; the state (``t``, ``x, q, v, w``, the extrapolation and
+        group, ``cvar`` (if not ``None``). The chunks start at 16 steps and double while one
+        takes less than 50 ms (up to ``_RUN_CHUNK`` steps, fewer with residual histories and
+        a large ``max_iter``), so the progress bar (``show``) and ``KeyboardInterrupt`` are
+        served between them; the state (``t``, ``x, q, v, w``, the extrapolation and
         contact variables, ``last_residuals``) is that of the step loop after every chunk and,
         after a failing step, the error is the one :meth:`step` raises, with the same state.
 
@@ -858,6 +869,9 @@ class Simulation:
         pieces = []
         hflat = None
         chunk, first, todo = 16, 1, steps
+        # the residual histories of a chunk take at most 2^18 entries (2 MB)
+        most = max(16, min(_RUN_CHUNK, (1 << 18) // (self.max_iter + 1))) if residuals \
+            else _RUN_CHUNK
         try:
             while todo:
                 count = min(chunk, todo)
@@ -896,7 +910,7 @@ class Simulation:
                 first += done
                 todo -= done
                 if elapsed < 0.05:
-                    chunk = min(2 * chunk, _RUN_CHUNK)
+                    chunk = min(2 * chunk, most)
         finally:
             if bar is not None:
                 bar.close()
