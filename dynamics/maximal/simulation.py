@@ -807,7 +807,9 @@ class Simulation:
         t0 = self.t
         xs[0], qs[0], vs[0], ws[0] = self.x, self.q, self.v, self.w
         show = steps >= 200 if progress is None else progress
+        # the compiled loop only stands for Simulation.step itself (not an override)
         compiled = (controller is None and type(self).step is Simulation.step
+                    and "step" not in self.__dict__
                     and (self._compiled_step or self._compiled_contacts))
         flat = None
         if compiled:

@@ -135,3 +135,16 @@ def test_a_failing_first_step_of_a_continued_run_raises_the_step_loops_error():
     assert out[0][0] == out[1][0]
     _assert_same_state(out[0][1], out[1][1])
     assert out[0][1].t == pytest.approx(0.4)
+
+
+def test_an_overridden_step_is_called_by_run():
+    sim = Simulation(models.pendulum(2), dt=0.01)
+    calls = []
+
+    def step(joint_forces=None):
+        calls.append(joint_forces)
+        return Simulation.step(sim, joint_forces)
+
+    sim.step = step
+    sim.run(5, progress=False)
+    assert calls == [None] * 5
