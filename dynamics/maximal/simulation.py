@@ -7,6 +7,7 @@ dynamics (20) for ``ż₁`` and ``λ₁`` with Newton's method and a backtrackin
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 
@@ -112,6 +113,9 @@ _LABELS = {"coordinate_names": ("minimal_coordinates", "minimal_velocities"),
 #: Time points per chunk of the vectorized derived quantities, times the number of joints
 #: (keeps the per-joint (…, 6, 12) temporaries in cache: ~1.5× faster than all at once).
 _CHUNK = 4096
+#: Most steps per compiled call of :meth:`Simulation.run` (bounds the residual-history buffer
+#: of a chunk; the calls cost ~0.01 µs per step at this size).
+_RUN_CHUNK = 4096
 
 
 def _record_fields(record="all") -> frozenset[str]:
@@ -155,8 +159,10 @@ class _Recording:
     computed from it on demand (the formulas of the former eager recording)."""
 
     def __init__(self, model: MaximalModel, dt: float, contacts, xs, qs, vs, ws,
-                 contact_variables, record: frozenset[str]):
+                 contact_variables, record: frozenset[str], history=None, its=None):
         self.model, self.dt, self.contacts = model, dt, contacts
+        self.history = history      # residual max-norms of every step, concatenated, or None
+        self.its = its              # iterations per row (with history)
         self.xs, self.qs, self.vs, self.ws = xs, qs, vs, ws
         self.contact_variables = contact_variables          # per group (T, n, size) or None
         self.record = record
@@ -238,6 +244,15 @@ class _Recording:
 
     def _constraint_violation(self):
         return self._chunked(self.model.constraint_violation, self.xs, self.qs)
+
+    def _residual_history(self):
+        """Per step, the residual max-norms of its iterations (``iterations + 1`` each), as
+        views of the concatenated ``history`` the compiled run loop wrote."""
+        if self.history is None:
+            return None
+        ends = np.cumsum(self.its[1:] + 1)
+        return tuple(self.history[a:b] for a, b in zip(ends - (self.its[1:] + 1), ends,
+                                                       strict=True))
 
     def _contact_names(self):
         return tuple(n for g in self.contacts for n in g.names)
@@ -657,19 +672,24 @@ class Simulation:
         self._residuals = history
         if code != NewtonStatus.CONVERGED:
             self._previous = None
-            norm = history[-1]
-            if code == NewtonStatus.ITERATION_CAP:
-                raise NewtonError(f"interior-point method did not converge in {self.max_iter} "
-                                  f"iterations at t = {self.t:.6g} s (residual {norm:.3g}, "
-                                  f"mean complementarity {sys.mean_complementarity():.3g}"
-                                  f", tol {self.tol:g})")
-            if code == NewtonStatus.LINE_SEARCH_FAILED:
-                raise NewtonError(f"interior-point line search failed at t = {self.t:.6g} s "
-                                  f"(residual {norm:.3g}, target {target:.3g})")
-            self._raise(code, pos, history)
+            self._contact_error(code, pos, target, history)
         self.contact_variables = sys.contact_variables()
         self.t += self.dt
         return it
+
+    def _contact_error(self, code: int, pos: int, target: float, history: np.ndarray) -> None:
+        """Raise the error of a failed compiled contact step (:meth:`_raise` for the codes
+        shared with the joint-only steps)."""
+        norm = history[-1]
+        if code == NewtonStatus.ITERATION_CAP:
+            raise NewtonError(f"interior-point method did not converge in {self.max_iter} "
+                              f"iterations at t = {self.t:.6g} s (residual {norm:.3g}, "
+                              f"mean complementarity {self.system.mean_complementarity():.3g}"
+                              f", tol {self.tol:g})")
+        if code == NewtonStatus.LINE_SEARCH_FAILED:
+            raise NewtonError(f"interior-point line search failed at t = {self.t:.6g} s "
+                              f"(residual {norm:.3g}, target {target:.3g})")
+        self._raise(code, pos, history)
 
     def _extrapolated_guess(self) -> np.ndarray | None:
         """Initial Newton point ``2 s_k - s_{k-1}`` (linear extrapolation of velocities and
@@ -753,10 +773,20 @@ class Simulation:
         constraint violation, contact distances, complementarity) are computed, vectorized
         over time, on first access.
 
+        Without a controller (and with the compiled kernels: ``backend`` ``"auto"`` or
+        ``"compiled"``) the step loop itself is compiled (:meth:`_run_compiled`, chunks of up
+        to 4096 steps, the progress bar updated between them): the same steps as
+        :meth:`step`, bit for bit, without its per-step Python overhead. With a controller
+        the loop calls :meth:`step` from Python. Either way a failing step raises its
+        :class:`NewtonError` with the simulation left at the state before that step (``t``
+        included), as after :meth:`step`.
+
         Raises
         ------
         ValueError
             ``steps < 0`` or an unknown ``record``.
+        NewtonError
+            A step failed (as from :meth:`step`).
         """
         steps = int(steps)
         if steps < 0:
@@ -777,23 +807,122 @@ class Simulation:
         t0 = self.t
         xs[0], qs[0], vs[0], ws[0] = self.x, self.q, self.v, self.w
         show = steps >= 200 if progress is None else progress
-        loop = (tqdm(range(1, T), desc=self.spec.name, leave=False) if show
-                else range(1, T))
-        step = self.step
-        for k in loop:
-            its[k] = step(self._forces(controller(self)) if controller is not None else None)
-            xs[k], qs[k], vs[k], ws[k] = self.x, self.q, self.v, self.w
-            if hist is not None:
-                hist.append(self.last_residuals)
-            if cvar:
-                for buf, u in zip(cvar, self.contact_variables, strict=True):
-                    buf[k] = u
+        # the compiled loop only stands for Simulation.step itself (not an override)
+        compiled = (controller is None and type(self).step is Simulation.step
+                    and "step" not in self.__dict__
+                    and (self._compiled_step or self._compiled_contacts))
+        flat = None
+        if compiled:
+            flat = self._run_compiled(steps, (xs, qs, vs, ws, its), hist is not None, cvar, show)
+            hist = None
+        else:
+            loop = (tqdm(range(1, T), desc=self.spec.name, leave=False) if show
+                    else range(1, T))
+            step = self.step
+            for k in loop:
+                its[k] = step(self._forces(controller(self)) if controller is not None
+                              else None)
+                xs[k], qs[k], vs[k], ws[k] = self.x, self.q, self.v, self.w
+                if hist is not None:
+                    hist.append(self.last_residuals)
+                if cvar:
+                    for buf, u in zip(cvar, self.contact_variables, strict=True):
+                        buf[k] = u
         traj = Trajectory(t=t0 + self.dt * np.arange(T), x=xs, q=qs, v=vs, w=ws,
                           iterations=its,
                           residual_history=None if hist is None else tuple(hist))
         object.__setattr__(traj, "_recording", _Recording(
-            m, self.dt, contacts, xs, qs, vs, ws, cvar, keep))
+            m, self.dt, contacts, xs, qs, vs, ws, cvar, keep, history=flat, its=its))
         return traj
+
+    def _run_compiled(self, steps: int, record, residuals: bool, cvar, show: bool):
+        """The step loop of :meth:`run` without a controller, in compiled chunks
+        (:meth:`StepSystem.run_compiled`, :meth:`StepSystem.contact_run`): the same steps as
+        :meth:`step` (bit for bit), recorded into ``record = (xs, qs, vs, ws, its)`` and, per
+        group, ``cvar`` (if not ``None``). The chunks start at 16 steps and double while one
+        takes less than 50 ms (up to ``_RUN_CHUNK`` steps, fewer with residual histories and
+        a large ``max_iter``), so the progress bar (``show``) and ``KeyboardInterrupt`` are
+        served between them; the state (``t``, ``x, q, v, w``, the extrapolation and
+        contact variables, ``last_residuals``) is that of the step loop after every chunk and,
+        after a failing step, the error is the one :meth:`step` raises, with the same state.
+
+        Returns the residual max-norms of every step, one after the other (``residuals``), or
+        ``None``.
+        """
+        sys = self.system
+        contact = self._compiled_contacts
+        cols = None
+        if contact:
+            sys.set_contact_variables(self.contact_variables)    # the warm start (may be user-set)
+            extrapolate = self.extrapolate and self.contact_extrapolation
+            started = self._previous is not None
+            if self._previous is None:
+                self._previous = (np.empty_like(self.v), np.empty_like(self.w),
+                                  np.empty_like(self._lam))
+            if cvar:
+                rows = sys.contact_rows()
+                cols = np.zeros((steps + 1, rows.size))
+        else:
+            extrapolate = self.extrapolate
+            started = self._previous is not None and self.extrapolate
+            if self._previous is None:      # start_step writes the current state into them
+                self._previous = (self.v.copy(), self.w.copy(), self._lam.copy())
+        bar = tqdm(total=steps, desc=self.spec.name, leave=False) if show else None
+        pieces = []
+        hflat = None
+        chunk, first, todo = 16, 1, steps
+        # the residual histories of a chunk take at most 2^18 entries (2 MB)
+        most = max(16, min(_RUN_CHUNK, (1 << 18) // (self.max_iter + 1))) if residuals \
+            else _RUN_CHUNK
+        try:
+            while todo:
+                count = min(chunk, todo)
+                if residuals and (hflat is None or hflat.size < count * (self.max_iter + 1)):
+                    hflat = np.empty(count * (self.max_iter + 1))
+                start = time.perf_counter()
+                if contact:
+                    code, it, pos, target, done, t, used, history = sys.contact_run(
+                        first, count, self.t, self.x, self.q, self.v, self.w, self._lam,
+                        self._previous, started, extrapolate, self.tol, self.max_iter,
+                        warm_start=self.warm_start, refine=self.refine,
+                        refine_atol=self.refine_atol, record=record,
+                        hflat=hflat if residuals else None,
+                        contact_rows=None if cols is None else rows, contacts_out=cols)
+                else:
+                    code, it, pos, done, t, used, history = sys.run_compiled(
+                        first, count, self.t, self.x, self.q, self.v, self.w, self._lam,
+                        self._previous, started, extrapolate, self.tol, self.max_iter, record,
+                        hflat if residuals else None)
+                elapsed = time.perf_counter() - start
+                self.t = t
+                self._residuals = history
+                if residuals:
+                    pieces.append(hflat[:used].copy())
+                if done:
+                    started = True
+                    if contact:
+                        self.contact_variables = sys.contact_variables()
+                if code != NewtonStatus.CONVERGED:
+                    if contact:
+                        self._previous = None
+                        self._contact_error(code, pos, target, history)
+                    self._raise(code, pos, history)
+                if bar is not None:
+                    bar.update(done)
+                first += done
+                todo -= done
+                if elapsed < 0.05:
+                    chunk = min(2 * chunk, most)
+        finally:
+            if bar is not None:
+                bar.close()
+        if cvar and cols is not None:
+            a = 0
+            for buf, grp in zip(cvar, sys.contacts, strict=True):
+                n = len(grp) * grp.size
+                buf[1:] = cols[1:, a:a + n].reshape(steps, len(grp), grp.size)
+                a += n
+        return np.concatenate(pieces + [np.zeros(0)]) if residuals else None
 
 
 #: Fraction to the boundary of the interior-point steps (Nocedal & Wright eq. 19.9) and the

@@ -61,6 +61,7 @@ from .newton_kernels import (
     residual_kernel,
     step_kernel,
 )
+from .run_kernels import contact_run_kernel, joint_run_kernel
 
 __all__ = ["StepSystem", "NewtonError", "quaternion_update"]
 
@@ -306,6 +307,7 @@ class StepSystem:
         self._csr = None                  # entry coordinates of the BlockMatrix buffer
         self._work = None                 # work arrays of step_compiled
         self._contact_wk = None           # work arrays of contact_step
+        self._joint_args = None           # the joint arrays tuple of run_compiled
         self.offsets = self.matrix.offsets
         self.N = int(self.offsets[-1])
         self._build_scatter(node)
@@ -865,6 +867,94 @@ class StepSystem:
             has_forces, cw.joints, cw.groups, cw.pairs, cw.forces, cw.scratch, cw.s_start)
         cw.factorization.mark_valid(_factor_status(code, pos))
         return code, it, pos, target, history[:it + 1]
+
+    def _joint_arguments(self) -> tuple:
+        """The joint arrays of the compiled kernels, as one tuple (see
+        :func:`.interior_point_kernels.contact_step_kernel`)."""
+        if self._joint_args is None:
+            js, wk = self.model.joints, self._step_work()
+            self._joint_args = (js.parent, js.child, js.p_a, js.p_b, js.q_off, js.select,
+                                js.n_constraints, self._jrow, self._ptr_bj, self._ptr_jb,
+                                js.free, js.dof, js.translational_dof, js.rotational_dof,
+                                js.rot_axis, js.spring, js.spring_offset, js.damper, wk.pairs,
+                                self._coupling_dst)
+        return self._joint_args
+
+    def run_compiled(self, first: int, count: int, t: float, x, q, v, w, lam, previous,
+                     started: bool, extrapolate: bool, tol: float, max_iter: int, record,
+                     hflat=None):
+        """Steps ``first .. first + count - 1`` of :meth:`.Simulation.run` without contacts or
+        joint forces in one compiled call (:func:`.run_kernels.joint_run_kernel`): each step
+        is :meth:`step_compiled`'s, on the state arrays in place; ``previous`` = ``(v, w, λ)``
+        arrays of the last step (``started``) or to be filled (not ``started``), as
+        :meth:`step_compiled` with and without ``previous``. ``record`` = ``(xs, qs, vs, ws,
+        its)`` receive rows ``first ..`` of the converged steps; ``hflat`` (optional) their
+        residual max-norms one after the other.
+
+        Returns ``(code, iterations, position, done, t, used, history)``: the last step's
+        status, iterations and position (as :meth:`step_compiled`), the converged steps,
+        ``t`` advanced by ``Δt`` per converged step, the entries of ``hflat`` written and the
+        last step's residual max-norms (a view of the work buffer).
+        """
+        m = self.model
+        wk = self._step_work()
+        F = self._ensure_factorization(wk.s)
+        if self._handle is None:
+            self._handle = F.fused_handle(self.matrix, implicit=self._acyclic)
+        history = wk.history_for(max_iter)
+        record_history = hflat is not None
+        if hflat is None:
+            hflat = wk.history
+        code, it, pos, done, t, used = joint_run_kernel(
+            int(first), int(count), float(t), self.dt, bool(extrapolate), bool(started), x, q, v,
+            w, lam, *previous, wk.s, float(tol), int(max_iter), history, self._handle,
+            self.matrix.data, m.mass, m.inertia, wk.gravity, wk.applied, wk.no_forces, False,
+            self._joint_arguments(),
+            (wk.G, wk.rate, wk.external, wk.damping, wk.diag_const, wk.coupling), *record,
+            record_history, hflat)
+        F.mark_valid(_factor_status(code, pos))
+        return code, it, pos, done, t, used, history[:it + 1]
+
+    def contact_run(self, first: int, count: int, t: float, x, q, v, w, lam, previous,
+                    started: bool, extrapolate: bool, tol: float, max_iter: int, *,
+                    warm_start: bool, refine: bool, refine_atol: float, record, hflat=None,
+                    contact_rows=None, contacts_out=None):
+        """Steps ``first .. first + count - 1`` of :meth:`.Simulation.run` with contacts and no
+        joint forces in one compiled call (:func:`.run_kernels.contact_run_kernel`): each step
+        is :meth:`contact_step`'s (the warm start from :meth:`contact_variables`, which the
+        converged steps update). ``previous``, ``started``, ``record`` and ``hflat`` as in
+        :meth:`run_compiled`; ``contacts_out[k]`` (optional) receives the contact variables
+        of step ``k``, the entries ``contact_rows`` of ``s``.
+
+        Returns ``(code, iterations, position, target, done, t, used, history)``: the last
+        step's :meth:`contact_step` result, then as :meth:`run_compiled`.
+        """
+        m = self.model
+        wk = self._step_work()
+        cw = self._contact_work()
+        history = wk.history_for(max_iter)
+        record_history = hflat is not None
+        if hflat is None:
+            hflat = wk.history
+        record_contacts = contacts_out is not None
+        if not record_contacts:
+            contact_rows, contacts_out = np.zeros(0, dtype=np.int64), np.zeros((0, 0))
+        rows, cols = cw.coo
+        code, it, pos, target, done, t, used = contact_run_kernel(
+            int(first), int(count), float(t), self.dt, bool(extrapolate), bool(started), x, q, v,
+            w, lam, *previous, cw.u, bool(warm_start), wk.s, float(tol), int(max_iter),
+            bool(refine), float(refine_atol), history, cw.handle, self.matrix.data, rows, cols,
+            m.mass, m.inertia, wk.gravity, wk.no_forces, False, cw.joints, cw.groups, cw.pairs,
+            cw.forces, cw.scratch, cw.s_start, *record, record_history, hflat, record_contacts,
+            contact_rows, contacts_out)
+        cw.factorization.mark_valid(_factor_status(code, pos))
+        return code, it, pos, target, done, t, used, history[:it + 1]
+
+    def contact_rows(self) -> np.ndarray:
+        """Positions in ``s`` of every contact variable, group after group (the order of
+        :meth:`contact_variables` flattened)."""
+        return np.concatenate([np.arange(a, a + n * k) for a, n, k in self._contact_work().spans]
+                              + [np.zeros(0, dtype=np.int64)]).astype(np.int64)
 
     def contact_variables(self) -> list[np.ndarray]:
         """Copies of the contact variables :meth:`contact_step` last stored, per group
