@@ -463,7 +463,8 @@ def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
     method, ordering, analysis, backend
         As :func:`graphsolve.factorize`; ``"auto"`` method picks LDLᵀ when every item is
         symmetric to a relative ``LDLT_SYMMETRY_RTOL = 1e-12`` (``max|A - Aᵀ| <= 1e-12
-        max|A|``), LDU otherwise.
+        max|A|``), LDU otherwise (with ``errors="mark"``, items with NaN or inf do not
+        count).
 
     workers : int, optional
         Threads that factor the items in parallel (compiled backend; numba's thread pool,
@@ -518,9 +519,10 @@ def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
     values = _as_float64(values, "values")       # DTypeError for complex, before any work
     check_batch_values(A, values)
     backend = resolve_backend(backend)
-    method = batch_method(A, values, method)
-    workers = check_thread_count(workers, "workers")
     pivot_rtol, errors = check_pivot_rtol(pivot_rtol), check_errors(errors)
+    with np.errstate(invalid="ignore"):
+        method = batch_method(A, values, method, errors)
+    workers = check_thread_count(workers, "workers")
     if analysis is None:
         analysis = analyze(A, ordering)
     F = BatchFactorization(A, analysis, method, backend, pivot_rtol, errors)
@@ -568,9 +570,10 @@ def check_batch_values(A: BlockMatrix, values: Any) -> None:
                          f"template's layout, got shape {values.shape}")
 
 
-def batch_method(A: BlockMatrix, values: Any, method: str) -> str:
+def batch_method(A: BlockMatrix, values: Any, method: str, errors: str = "raise") -> str:
     """``method`` checked; ``"auto"`` decided on the whole batch: ``"ldlt"`` when every item
-    is symmetric to a relative :data:`~graphsolve.factor.LDLT_SYMMETRY_RTOL`, else ``"ldu"``.
+    is symmetric to a relative :data:`~graphsolve.factor.LDLT_SYMMETRY_RTOL`, else ``"ldu"``
+    (with ``errors="mark"``, items with NaN or inf, which will be marked, do not count).
     ``values`` is a NumPy or a dask array (then computed in one pass)."""
     if method not in ("auto", "ldu", "ldlt"):
         raise GraphSolveError(f'unknown method {method!r}; expected "auto", "ldu" or "ldlt"')
@@ -578,7 +581,10 @@ def batch_method(A: BlockMatrix, values: Any, method: str) -> str:
         return method
     t = A.transpose_index()
     scale = abs(values).max(axis=1)
-    symmetric = (abs(values - values[:, t]).max(axis=1) <= LDLT_SYMMETRY_RTOL * scale).all()
+    item_symmetric = abs(values - values[:, t]).max(axis=1) <= LDLT_SYMMETRY_RTOL * scale
+    if errors == "mark":
+        item_symmetric = item_symmetric | ~np.isfinite(values).all(axis=1)
+    symmetric = item_symmetric.all()
     if hasattr(symmetric, "compute"):               # a dask array
         symmetric = symmetric.compute()
     return "ldlt" if bool(symmetric) else "ldu"

@@ -155,14 +155,15 @@ def _shifted(exc: GraphSolveError, start: int) -> GraphSolveError:
 
 
 def _prepare(A: BlockMatrix, values: np.ndarray | dask.array.Array, method: str,
-             ordering: str | Sequence[int], analysis: Analysis | None, backend: str
-             ) -> tuple[str, Analysis, str]:
+             ordering: str | Sequence[int], analysis: Analysis | None, backend: str,
+             errors: str = "raise") -> tuple[str, Analysis, str]:
     """The template checked, ``method`` decided on the whole batch, the analysis made once."""
     if not isinstance(A, BlockMatrix):
         raise GraphSolveError(f"expected a BlockMatrix template, got {type(A).__name__}")
     check_batch_values(A, values)
     backend = resolve_backend(backend)
-    method = batch_method(A, values, method)
+    with np.errstate(invalid="ignore"):
+        method = batch_method(A, values, method, errors)
     if analysis is None:
         analysis = analyze(A, ordering)
     return method, analysis, backend
@@ -509,9 +510,11 @@ def factorize_batch_dask(A: BlockMatrix, values: np.ndarray, *, client: Client |
     """
     client = _resolve_client(client)
     values = _as_float64(values, "values")
-    method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend)
+    pivot_rtol, errors = check_pivot_rtol(pivot_rtol), check_errors(errors)
+    method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend,
+                                         errors)
     plan = _Plan(A, analysis, method, backend, check_thread_count(threads, "threads"),
-                 check_pivot_rtol(pivot_rtol), check_errors(errors))
+                 pivot_rtol, errors)
     if chunk is None:
         chunk = _default_chunk(client, values.shape[0])
     bounds = chunk_bounds(values.shape[0], chunk)
@@ -576,7 +579,8 @@ def solve_batch_dask(A: BlockMatrix, values: np.ndarray | dask.array.Array,
     values = _as_float64(values, "values")
     b = np.asarray(b)
     _check_dtype(b.dtype, "b")
-    method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend)
+    method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend,
+                                         errors)
     _check_rhs(b, values.shape[0], analysis.N)
     plan = _Plan(A, analysis, method, backend, threads, pivot_rtol, errors)
     if chunk is None:
@@ -606,7 +610,8 @@ def _solve_dask_array(A: BlockMatrix, values: Any, b: Any, method: str,
     _check_dtype(values.dtype, "values")
     _check_dtype(b.dtype, "b")
     values = values.astype(float)
-    method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend)
+    method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend,
+                                         errors)
     _check_rhs(b, values.shape[0], analysis.N)
     values = values.rechunk({1: -1})
     b = b.rechunk({0: values.chunks[0], **{ax: -1 for ax in range(1, b.ndim)}})

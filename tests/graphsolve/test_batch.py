@@ -281,6 +281,11 @@ def test_batch_errors_mark_nonfinite_and_unsymmetric_items(backend):
     G = gs.factorize_batch(A, bad, backend=backend, errors="mark")
     assert G.method == "ldu"
     np.testing.assert_array_equal(G.failed, [1])
+    # "auto" is decided on the finite items: a NaN item does not turn the batch into LDU
+    H = gs.factorize_batch(A, np.concatenate([vals[:2], bad[1:2]]), backend=backend,
+                           errors="mark")
+    assert H.method == "ldlt"
+    np.testing.assert_array_equal(H.failed, [2])
     with pytest.raises(gs.GraphSolveError, match="errors"):
         gs.factorize_batch(A, vals, errors="ignore")
 
