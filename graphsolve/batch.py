@@ -49,6 +49,12 @@ class BatchFactorization:
     factorization of that item's matrix on the same analysis would hold; ``len(F)`` is the
     batch size and ``for Fk in F`` runs over the items.
 
+    A batch factored with ``errors="mark"`` may hold failed items (:attr:`failed`): items
+    whose pivot block was singular, and items refused before factoring (NaN or inf values, an
+    unsymmetric item under ``method="ldlt"``). The other items are factored and answer as
+    usual; a failed item gives NaN rows in :meth:`solve`, NaN in :meth:`slogdet`, ``None``
+    in :meth:`inertia`, and its view ``F[k]`` raises the item's error on every query.
+
     Attributes
     ----------
     analysis : Analysis
@@ -58,13 +64,24 @@ class BatchFactorization:
     workers : int or None
         Threads of the compiled batch kernel (None: numba's current thread count, by default
         every core).
+    pivot_rtol : float
+        The singularity rule of every item's pivot blocks, as
+        :attr:`graphsolve.Factorization.pivot_rtol` (a block counts as singular when its
+        smallest LU pivot is at most ``pivot_rtol * size * max|block|``; 0 flags exact zeros
+        only); used by every :meth:`refactor` and inherited by the item views.
+    errors : {"raise", "mark"}
+        What a :meth:`refactor` does with failed items unless told otherwise (the ``errors``
+        of :func:`factorize_batch`).
     """
 
-    def __init__(self, A: BlockMatrix, analysis: Analysis, method: str, backend: str):
+    def __init__(self, A: BlockMatrix, analysis: Analysis, method: str, backend: str,
+                 pivot_rtol: float = PIVOT_RTOL, errors: str = "raise"):
         self.template = A
         self.analysis = analysis
         self.method = method
         self.backend = backend
+        self.pivot_rtol = check_pivot_rtol(pivot_rtol)
+        self.errors = check_errors(errors)
         self._kernel = KERNELS[backend]
         self._work = self._kernel.work_buffers(analysis)
         self._map = GatherMap(A, analysis, transpose=method == "ldlt")
@@ -73,6 +90,8 @@ class BatchFactorization:
         self._valid = False
         self._counts: dict = {}
         self._generation = 0           # counts refactors that wrote the buffers (item views)
+        # per item: OK (-1), the failing node (>= 0), NONFINITE or UNSYMMETRIC
+        self._status = np.zeros(0, dtype=np.int64)
 
     def __getstate__(self) -> dict:
         """Everything but the kernel module and the work buffers' cache of compiled plans
@@ -85,40 +104,61 @@ class BatchFactorization:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        state.setdefault("pivot_rtol", PIVOT_RTOL)      # pickled before these existed
+        state.setdefault("errors", "raise")
+        state.setdefault("_status", np.full(state.get("batch_size", 0), OK, dtype=np.int64))
         self.__dict__.update(state)
         self._kernel = KERNELS[self.backend]
 
-    def refactor(self, values: np.ndarray) -> BatchFactorization:
-        """Factor a new batch of values, shape ``(B, len(A.data))`` on the template's layout.
+    def refactor(self, values: np.ndarray, errors: str | None = None) -> BatchFactorization:
+        """Factor a new batch of values, shape ``(B, len(A.data))`` on the template's layout,
+        with the batch's :attr:`pivot_rtol`.
+
+        Parameters
+        ----------
+        values : ndarray of shape (B, len(A.data))
+        errors : {"raise", "mark"}, optional
+            For this call (default: the batch's :attr:`errors`, set by
+            :func:`factorize_batch`). ``"raise"``: an item with NaN/inf, an unsymmetric item
+            under LDLᵀ, or a singular pivot raises for the first such item. ``"mark"``: such
+            items are marked failed (:attr:`failed`, :attr:`failed_nodes`) and the refactor
+            succeeds; the other items are factored as usual.
 
         Raises
         ------
         ShapeError, NonFiniteError, GraphSolveError, SingularBlockError
-            Wrong shape, NaN/inf (naming the batch item), LDLᵀ of an unsymmetric item, or a
-            singular pivot (the message names the batch item and the node; ``.node`` is set).
+            Wrong shape; with ``errors="raise"`` also NaN/inf (naming the batch item), LDLᵀ of
+            an unsymmetric item, or a singular pivot (the message names the batch item and
+            the node; ``.node`` is set).
 
-        Values refused before any work (wrong shape, NaN/inf, LDLᵀ of an unsymmetric item)
-        leave the batch as it was; after a singular pivot the batch is unusable (its queries
-        raise) until a successful refactor. Item views (:meth:`item`) taken before a refactor
-        raise afterwards: take them again.
+        Values refused before any work (wrong shape; with ``errors="raise"`` NaN/inf or LDLᵀ
+        of an unsymmetric item) leave the batch as it was; after a singular pivot with
+        ``errors="raise"`` the batch is unusable (its queries raise) until a successful
+        refactor, and :attr:`failed` lists every item whose pivot failed. Item views
+        (:meth:`item`) taken before a refactor raise afterwards: take them again.
         """
         A, an = self.template, self.analysis
+        mark = check_errors(self.errors if errors is None else errors) == "mark"
         values = _as_float64(values, "values")
         if values.ndim != 2 or values.shape[1] != A.data.size:
             raise ShapeError(f"values must have shape (B, {A.data.size}) on the template's "
                              f"layout, got {values.shape}")
         finite = np.isfinite(values).all(axis=1)
-        if not finite.all():
+        if not finite.all() and not mark:
             raise NonFiniteError(f"batch item {int(np.flatnonzero(~finite)[0])} contains "
                                  "NaN or inf")
         src_l, dst_l, src_u, dst_u = self._map.elements
         t = self._map.transpose
+        unsymmetric = np.zeros(values.shape[0], dtype=bool)
         if self.method == "ldlt":
-            scale = np.abs(values).max(axis=1, keepdims=True)
-            bad = (np.abs(values - values[:, t]) > LDLT_SYMMETRY_RTOL * scale).any(axis=1)
-            if bad.any():
+            with np.errstate(invalid="ignore"):         # NaN items are marked as such
+                scale = np.abs(values).max(axis=1, keepdims=True)
+                unsymmetric = (np.abs(values - values[:, t]) > LDLT_SYMMETRY_RTOL * scale
+                               ).any(axis=1) & finite
+            if unsymmetric.any() and not mark:
                 raise GraphSolveError(f"method='ldlt' needs symmetric matrices; batch item "
-                                      f"{int(np.flatnonzero(bad)[0])} is not; use 'ldu'")
+                                      f"{int(np.flatnonzero(unsymmetric)[0])} is not; use "
+                                      "'ldu'")
         B = values.shape[0]
         n_diag = int(A.diag_ptr[-1])
         self._valid = False                 # the buffers change: invalid until success
@@ -136,18 +176,48 @@ class BatchFactorization:
         self._U[:] = 0.0
         self._L[:, dst_l] = values[:, src_l]
         self._U[:, dst_u] = values[:, src_u]
+        refused = ~finite | unsymmetric
+        if refused.any():                   # not factored: fail at the first pivot, at once
+            self._D[refused] = 0.0
         with _numba_threads(self.workers if self.backend == "compiled" else None):
             status, self._counts = self._kernel.factor_batch(
                 an, self._D, self._Dlu, self._piv, self._L, self._U, self.method == "ldlt",
-                self._work)
-        failed = np.flatnonzero(status >= 0)
+                self._work, rtol=self.pivot_rtol)
+        status = np.asarray(status, dtype=np.int64)
+        node_status = np.where(status >= 0, an.order[np.maximum(status, 0)], OK)
+        node_status[~finite] = NONFINITE
+        node_status[unsymmetric] = UNSYMMETRIC
+        self._status = node_status
+        failed = np.flatnonzero(node_status != OK)
+        if failed.size and not mark:
+            raise _item_error(an, int(failed[0]), int(node_status[failed[0]]))
         if failed.size:
-            k = int(failed[0])
-            node = int(an.order[status[k]])
-            raise SingularBlockError(f"batch item {k}: pivot block of node {node} (size "
-                                     f"{int(an.block_sizes[node])}) is singular", node=node)
+            self._poison_items(failed)
         self._valid = True
         return self
+
+    def _poison_items(self, items: np.ndarray) -> None:
+        """The buffers of failed ``items`` set to NaN, with row swaps that stay inside each
+        block (no swap), so that the batch solve kernel runs over them safely (NaN out)."""
+        an = self.analysis
+        for buf in (self._D, self._Dlu, self._L, self._U):
+            buf[items] = np.nan
+        self._piv[items] = np.arange(an.N) - np.repeat(an.x_ptr[:-1], an.block_sizes)
+
+    # ------------------------------------------------------------------ failed items
+    @property
+    def failed(self) -> np.ndarray:
+        """Indices of the items without a factor after the last refactor (int64, increasing;
+        empty when every item factored). With ``errors="mark"`` these are the marked items;
+        after a refactor that raised (``errors="raise"``) the items whose pivot failed."""
+        return np.flatnonzero(self._status != OK)
+
+    @property
+    def failed_nodes(self) -> np.ndarray:
+        """Per item (shape ``(B,)``, int64): the node whose pivot block was singular, or -1
+        where no pivot failed (a factored item, or an item refused before factoring: NaN/inf
+        values, or unsymmetric under LDLᵀ; :attr:`failed` lists those too)."""
+        return np.where(self._status >= 0, self._status, OK)
 
     def solve(self, b: ArrayLike, system: str = "A", trans: str = "N") -> np.ndarray:
         """Solve every item's system: ``b`` of shape ``(B, N)`` or ``(B, N, k)``; returns
@@ -172,6 +242,8 @@ class BatchFactorization:
             Unknown ``system`` or ``trans``.
         GraphSolveError
             The last refactor failed.
+
+        The rows of failed items (:attr:`failed`, ``errors="mark"``) are NaN.
         """
         if system not in SYSTEMS:
             raise ValueError(f"system must be one of {SYSTEMS}, got {system!r}")
@@ -192,12 +264,14 @@ class BatchFactorization:
                                  f"{np.argwhere(~np.isfinite(b))[0].tolist()})")
         x = np.array(b, dtype=float, order="C", copy=True)
         transposed = trans == "T" and not (self.method == "ldlt" and system == "A")
+        failed = self._status != OK
         if system == "A" and not transposed:
             self._kernel.solve_batch(self.analysis, self._Dlu, self._piv, self._L, self._U,
                                      x.reshape(B, N, -1), self.method == "ldlt")
-            return x
-        for k in range(B):
-            x[k] = partial_solve(self.item(k), x[k], system, transposed)
+        else:
+            for k in np.flatnonzero(~failed):
+                x[k] = partial_solve(self.item(int(k)), x[k], system, transposed)
+        x[failed] = np.nan
         return x
 
     # ------------------------------------------------------------------ items
@@ -211,7 +285,12 @@ class BatchFactorization:
         item's matrix with this batch's analysis and method gives. The view reads the batch's
         buffers (no copy): after the batch is refactored its queries raise until it is taken
         again; a pickled or deep-copied view is a standalone copy of the item. ``refactor``
-        and ``fused_handle`` raise (refactor the batch, or factor the matrix on its own).
+        and ``fused_handle`` raise (refactor the batch, or factor the matrix on its own). The
+        view has the batch's :attr:`pivot_rtol`. The view of a failed item (:attr:`failed`)
+        raises on every query the error that ``errors="raise"`` would have raised for it:
+        :class:`~graphsolve.SingularBlockError` naming the item and the node (``.node``),
+        :class:`~graphsolve.NonFiniteError`, or :class:`~graphsolve.GraphSolveError` (LDLᵀ of
+        an unsymmetric item).
 
         Raises
         ------
@@ -242,21 +321,33 @@ class BatchFactorization:
 
     def slogdet(self) -> tuple[np.ndarray, np.ndarray]:
         """Sign and log ``|det|`` of every item, arrays of shape ``(B,)``
-        (see :meth:`graphsolve.Factorization.slogdet`)."""
+        (see :meth:`graphsolve.Factorization.slogdet`); both are NaN for a failed item
+        (:attr:`failed`: its determinant is unknown, not zero)."""
         self._require_valid()
-        sign, logdet = queries.slogdet(self.analysis, self._D)
-        return np.asarray(sign), np.asarray(logdet)
+        ok = self._status == OK
+        sign, logdet = np.full(self.batch_size, np.nan), np.full(self.batch_size, np.nan)
+        if ok.any():
+            s, ld = queries.slogdet(self.analysis, self._D[ok] if not ok.all() else self._D)
+            sign[ok], logdet[ok] = s, ld
+        return sign, logdet
 
-    def inertia(self, tol: float | None = None) -> list[queries.Inertia]:
+    def inertia(self, tol: float | None = None) -> list[queries.Inertia | None]:
         """The :class:`~graphsolve.factor_queries.Inertia` of every item (see
-        :meth:`graphsolve.Factorization.inertia`); needs ``method="ldlt"``."""
+        :meth:`graphsolve.Factorization.inertia`), ``None`` for a failed item
+        (:attr:`failed`); needs ``method="ldlt"``."""
         self._require_valid()
         if self.method != "ldlt":
             raise GraphSolveError("inertia needs the factors of symmetric matrices: factor the "
                                   "batch with method='ldlt'")
-        result = queries.inertia(self.analysis, self._D, tol)
-        assert isinstance(result, list)                     # a batch: one Inertia per item
-        return result
+        ok = self._status == OK
+        out: list[queries.Inertia | None] = [None] * self.batch_size
+        if ok.any():
+            result = queries.inertia(self.analysis, self._D[ok] if not ok.all() else self._D,
+                                     tol)
+            assert isinstance(result, list)                 # a batch: one Inertia per item
+            for k, inertia in zip(np.flatnonzero(ok), result, strict=True):
+                out[k] = inertia
+        return out
 
     def _require_valid(self) -> None:
         if not self._valid:
@@ -277,7 +368,7 @@ class _BatchItem(Factorization):
     (see :meth:`BatchFactorization.item`)."""
 
     def __init__(self, batch: BatchFactorization, k: int):
-        self._setup(batch.analysis, batch.method, batch.backend, PIVOT_RTOL)
+        self._setup(batch.analysis, batch.method, batch.backend, batch.pivot_rtol)
         self._D, self._Dlu, self._piv = batch._D[k], batch._Dlu[k], batch._piv[k]
         self._L, self._U = batch._L[k], batch._U[k]
         self._work = None                     # the solves need none; refactor is refused
@@ -286,6 +377,7 @@ class _BatchItem(Factorization):
         self._batch: BatchFactorization | None = batch
         self._item = k
         self._generation = batch._generation
+        self._item_status = int(batch._status[k]) if batch._status.size else OK
 
     def _batch_problem(self) -> str | None:
         """Why the batch's buffers do not hold this item's factor (None: they do)."""
@@ -304,6 +396,8 @@ class _BatchItem(Factorization):
         problem = self._batch_problem()
         if problem is not None:
             raise GraphSolveError(problem)
+        if getattr(self, "_item_status", OK) != OK:
+            raise _item_error(self.analysis, self._item, self._item_status)
         super()._require_valid()
 
     def _read_only(self, what: str) -> GraphSolveError:
@@ -323,8 +417,10 @@ class _BatchItem(Factorization):
 
     def _detached(self) -> _BatchItem:
         """A standalone copy (own buffers, no reference to the batch); raises if the view is
-        out of date or the batch invalid."""
-        self._require_valid()
+        out of date or the batch invalid. The copy of a failed item raises as the view."""
+        problem = self._batch_problem()
+        if problem is not None:
+            raise GraphSolveError(problem)
         copy = _BatchItem.__new__(_BatchItem)
         copy.__setstate__(self.__getstate__())
         for name in ("_D", "_Dlu", "_piv", "_L", "_U"):
@@ -334,7 +430,7 @@ class _BatchItem(Factorization):
     def __getstate__(self) -> dict:
         """A standalone copy: the item's buffers (pickled as their own arrays), not the batch;
         a view that is out of date, or of an invalid batch, pickles as an invalid
-        factorization."""
+        factorization; the copy of a failed item raises as the view."""
         state = super().__getstate__()
         state["_valid"] = self._valid and self._batch_problem() is None
         state["_batch"] = None
@@ -352,7 +448,8 @@ class _BatchItem(Factorization):
 def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
                     method: str = "auto", ordering: str | Sequence[int] = "auto",
                     analysis: Analysis | None = None,
-                    backend: str = "auto", workers: int | None = None
+                    backend: str = "auto", workers: int | None = None,
+                    pivot_rtol: float = PIVOT_RTOL, errors: str = "raise"
                     ) -> BatchFactorization:
     """Factor a batch of matrices that share the pattern of ``A``.
 
@@ -366,7 +463,8 @@ def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
     method, ordering, analysis, backend
         As :func:`graphsolve.factorize`; ``"auto"`` method picks LDLᵀ when every item is
         symmetric to a relative ``LDLT_SYMMETRY_RTOL = 1e-12`` (``max|A - Aᵀ| <= 1e-12
-        max|A|``), LDU otherwise.
+        max|A|``), LDU otherwise (with ``errors="mark"``, items with NaN or inf do not
+        count).
 
     workers : int, optional
         Threads that factor the items in parallel (compiled backend; numba's thread pool,
@@ -374,10 +472,28 @@ def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
         default every core. The kernels release the GIL, so a thread pool of your own that
         factors separate batches (or separate :func:`~graphsolve.factorize` calls) runs in
         parallel as well.
+    pivot_rtol : float
+        Relative singularity threshold of every item's pivot blocks, as in
+        :func:`graphsolve.factorize` (default ``PIVOT_RTOL = 10 eps``; 0 flags exact zeros
+        only); kept as :attr:`BatchFactorization.pivot_rtol` for refactors and item views.
+    errors : {"raise", "mark"}
+        ``"raise"``: the first item with NaN/inf values, unsymmetric under LDLᵀ, or with a
+        singular pivot block raises (the error names the item). ``"mark"``: such items are
+        marked failed instead (:attr:`BatchFactorization.failed`,
+        :attr:`~BatchFactorization.failed_nodes`) and every other item is factored: their
+        solutions are NaN rows, their ``slogdet`` NaN, their ``inertia`` None, and ``F[k]``
+        raises the item's error on any query. Kept as the default of
+        :meth:`BatchFactorization.refactor`.
 
     Returns
     -------
     BatchFactorization
+
+    Raises
+    ------
+    ShapeError, DTypeError, NonFiniteError, GraphSolveError, SingularBlockError
+        Values not ``(B, len(A.data))`` or complex; with ``errors="raise"``, the errors of
+        :meth:`BatchFactorization.refactor`.
 
     Examples
     --------
@@ -403,13 +519,46 @@ def factorize_batch(A: BlockMatrix, values: np.ndarray | Sequence[BlockMatrix],
     values = _as_float64(values, "values")       # DTypeError for complex, before any work
     check_batch_values(A, values)
     backend = resolve_backend(backend)
-    method = batch_method(A, values, method)
+    pivot_rtol, errors = check_pivot_rtol(pivot_rtol), check_errors(errors)
+    with np.errstate(invalid="ignore"):
+        method = batch_method(A, values, method, errors)
     workers = check_thread_count(workers, "workers")
     if analysis is None:
         analysis = analyze(A, ordering)
-    F = BatchFactorization(A, analysis, method, backend)
+    F = BatchFactorization(A, analysis, method, backend, pivot_rtol, errors)
     F.workers = workers
     return F.refactor(values)
+
+
+#: Item status codes besides the failing node (``>= 0``): factored, or refused before
+#: factoring (``errors="mark"``).
+OK, NONFINITE, UNSYMMETRIC = -1, -2, -3
+
+
+def _item_error(an: Analysis, k: int, status: int) -> GraphSolveError:
+    """The error of batch item ``k`` with ``status`` (a node, or a refusal code)."""
+    if status == NONFINITE:
+        return NonFiniteError(f"batch item {k} contains NaN or inf")
+    if status == UNSYMMETRIC:
+        return GraphSolveError(f"method='ldlt' needs symmetric matrices; batch item {k} is "
+                               "not; use 'ldu'")
+    return SingularBlockError(f"batch item {k}: pivot block of node {status} (size "
+                              f"{int(an.block_sizes[status])}) is singular", node=status)
+
+
+def check_pivot_rtol(value: Any) -> float:
+    """``pivot_rtol`` as a finite float ``>= 0``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(value) or value < 0:
+        raise GraphSolveError(f"pivot_rtol must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def check_errors(value: Any) -> str:
+    """``errors`` checked: ``"raise"`` or ``"mark"``."""
+    if value not in ("raise", "mark"):
+        raise GraphSolveError(f'errors must be "raise" or "mark", got {value!r}')
+    return str(value)
 
 
 # The checks and the choice of method that factorize_batch and graphsolve.distributed share
@@ -421,9 +570,10 @@ def check_batch_values(A: BlockMatrix, values: Any) -> None:
                          f"template's layout, got shape {values.shape}")
 
 
-def batch_method(A: BlockMatrix, values: Any, method: str) -> str:
+def batch_method(A: BlockMatrix, values: Any, method: str, errors: str = "raise") -> str:
     """``method`` checked; ``"auto"`` decided on the whole batch: ``"ldlt"`` when every item
-    is symmetric to a relative :data:`~graphsolve.factor.LDLT_SYMMETRY_RTOL`, else ``"ldu"``.
+    is symmetric to a relative :data:`~graphsolve.factor.LDLT_SYMMETRY_RTOL`, else ``"ldu"``
+    (with ``errors="mark"``, items with NaN or inf, which will be marked, do not count).
     ``values`` is a NumPy or a dask array (then computed in one pass)."""
     if method not in ("auto", "ldu", "ldlt"):
         raise GraphSolveError(f'unknown method {method!r}; expected "auto", "ldu" or "ldlt"')
@@ -431,7 +581,10 @@ def batch_method(A: BlockMatrix, values: Any, method: str) -> str:
         return method
     t = A.transpose_index()
     scale = abs(values).max(axis=1)
-    symmetric = (abs(values - values[:, t]).max(axis=1) <= LDLT_SYMMETRY_RTOL * scale).all()
+    item_symmetric = abs(values - values[:, t]).max(axis=1) <= LDLT_SYMMETRY_RTOL * scale
+    if errors == "mark":
+        item_symmetric = item_symmetric | ~np.isfinite(values).all(axis=1)
+    symmetric = item_symmetric.all()
     if hasattr(symmetric, "compute"):               # a dask array
         symmetric = symmetric.compute()
     return "ldlt" if bool(symmetric) else "ldu"

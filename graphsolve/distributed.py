@@ -57,16 +57,20 @@ import scipy.sparse as sp
 from . import factor_queries as queries
 from .analysis import Analysis, analyze
 from .batch import (
+    OK,
     BatchFactorization,
     batch_method,
     check_batch_values,
+    check_errors,
     check_item_index,
+    check_pivot_rtol,
     check_thread_count,
     factorize_batch,
 )
 from .errors import GraphSolveError, ShapeError
 from .factor import Factorization, resolve_backend
 from .factor_queries import SYSTEMS
+from .kernels.reference import PIVOT_RTOL
 from .matrix import BlockMatrix, _as_float64, _check_dtype
 
 if TYPE_CHECKING:
@@ -123,14 +127,18 @@ class _Plan:
     """What every chunk of a batch needs: shipped once per worker, shared by its tasks."""
 
     def __init__(self, A: BlockMatrix, analysis: Analysis, method: str, backend: str,
-                 threads: int | None):
+                 threads: int | None, pivot_rtol: float = PIVOT_RTOL, errors: str = "raise"):
         self.A, self.analysis, self.method = A, analysis, method
         self.backend, self.threads = backend, threads
+        self.pivot_rtol, self.errors = pivot_rtol, errors
 
-    def factor(self, values: np.ndarray, start: int = 0) -> BatchFactorization:
+    def factor(self, values: np.ndarray, start: int = 0, errors: str | None = None
+               ) -> BatchFactorization:
         try:
             return factorize_batch(self.A, values, method=self.method, analysis=self.analysis,
-                                   backend=self.backend, workers=self.threads)
+                                   backend=self.backend, workers=self.threads,
+                                   pivot_rtol=self.pivot_rtol,
+                                   errors=self.errors if errors is None else errors)
         except GraphSolveError as exc:
             raise _shifted(exc, start) from None
 
@@ -147,14 +155,15 @@ def _shifted(exc: GraphSolveError, start: int) -> GraphSolveError:
 
 
 def _prepare(A: BlockMatrix, values: np.ndarray | dask.array.Array, method: str,
-             ordering: str | Sequence[int], analysis: Analysis | None, backend: str
-             ) -> tuple[str, Analysis, str]:
+             ordering: str | Sequence[int], analysis: Analysis | None, backend: str,
+             errors: str = "raise") -> tuple[str, Analysis, str]:
     """The template checked, ``method`` decided on the whole batch, the analysis made once."""
     if not isinstance(A, BlockMatrix):
         raise GraphSolveError(f"expected a BlockMatrix template, got {type(A).__name__}")
     check_batch_values(A, values)
     backend = resolve_backend(backend)
-    method = batch_method(A, values, method)
+    with np.errstate(invalid="ignore"):
+        method = batch_method(A, values, method, errors)
     if analysis is None:
         analysis = analyze(A, ordering)
     return method, analysis, backend
@@ -166,8 +175,13 @@ def _check_rhs(b: np.ndarray | dask.array.Array, B: int, N: int) -> None:
 
 
 # ---------------------------------------------------------------------- task functions
-def _factor_task(plan: _Plan, values: np.ndarray, start: int) -> BatchFactorization:
-    return plan.factor(values, start)
+def _factor_task(plan: _Plan, values: np.ndarray, start: int, errors: str | None = None
+                 ) -> BatchFactorization:
+    return plan.factor(values, start, errors)
+
+
+def _status_task(F: BatchFactorization) -> np.ndarray:
+    return F._status
 
 
 def _solve_task(F: BatchFactorization, b: np.ndarray, system: str = "A", trans: str = "N"
@@ -184,7 +198,7 @@ def _slogdet_task(F: BatchFactorization) -> tuple[np.ndarray, np.ndarray]:
     return F.slogdet()
 
 
-def _inertia_task(F: BatchFactorization, tol: float | None) -> list[queries.Inertia]:
+def _inertia_task(F: BatchFactorization, tol: float | None) -> list[queries.Inertia | None]:
     return F.inertia(tol)
 
 
@@ -241,7 +255,10 @@ class DaskBatchFactorization:
     :attr:`perm` and :attr:`P` are the analysis's. ``F[k]`` (:meth:`item`) copies item ``k``
     here as a :class:`~graphsolve.Factorization` (read-only, e.g. for its ``L``, ``D``,
     ``U``); unlike an item of an in-process batch it is a copy, so it keeps the values of
-    the factorization it was taken from after a :meth:`refactor`.
+    the factorization it was taken from after a :meth:`refactor`. Failed items of a batch
+    factored with ``errors="mark"`` (:attr:`failed`, :attr:`failed_nodes`) answer as in
+    :class:`~graphsolve.BatchFactorization`: NaN rows and log-determinants, ``None`` inertia,
+    and ``F[k]`` raises the item's error (naming its index in the whole batch) on any query.
 
     Attributes
     ----------
@@ -250,6 +267,10 @@ class DaskBatchFactorization:
     method : {"ldu", "ldlt"}
     backend : str
     batch_size : int
+    pivot_rtol : float
+        As :attr:`graphsolve.BatchFactorization.pivot_rtol` (every chunk's).
+    errors : {"raise", "mark"}
+        The default of :meth:`refactor` (the ``errors`` of :func:`factorize_batch_dask`).
     bounds : list of (start, stop)
         The chunks of the batch axis, one task each.
     futures : list of distributed.Future
@@ -263,10 +284,33 @@ class DaskBatchFactorization:
         self._plan = plan
         self._plan_future: Future | None = plan_future
         self.analysis, self.method, self.backend = plan.analysis, plan.method, plan.backend
+        self.pivot_rtol, self.errors = plan.pivot_rtol, plan.errors
         self.bounds = list(bounds)
         self.futures = list(futures)
         self.batch_size = self.bounds[-1][1]
         self._failed = False            # the last refactor raised: no factors until one works
+        self._status = np.full(self.batch_size, OK, dtype=np.int64)
+        if plan.errors == "mark":
+            self._gather_status()
+
+    def _gather_status(self) -> None:
+        """Every item's status (:attr:`failed`), gathered from the chunks (a small array each)."""
+        parts = self.client.gather(self.client.map(_status_task, self.futures, pure=False))
+        self._status = np.concatenate(parts)
+
+    @property
+    def failed(self) -> np.ndarray:
+        """Indices of the failed items in the whole batch (see
+        :attr:`graphsolve.BatchFactorization.failed`); raises after a refactor that raised."""
+        self._require_factors()
+        return np.flatnonzero(self._status != OK)
+
+    @property
+    def failed_nodes(self) -> np.ndarray:
+        """Per item, the node whose pivot block was singular, or -1 (see
+        :attr:`graphsolve.BatchFactorization.failed_nodes`)."""
+        self._require_factors()
+        return np.where(self._status >= 0, self._status, OK)
 
     def solve(self, b: np.ndarray, system: str = "A", trans: str = "N") -> np.ndarray:
         """Solve every system: ``b`` of shape ``(B, N)`` or ``(B, N, k)``; returns ``x`` like
@@ -297,9 +341,9 @@ class DaskBatchFactorization:
         parts = self.client.gather(self.client.map(_slogdet_task, self.futures, pure=False))
         return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
 
-    def inertia(self, tol: float | None = None) -> list[queries.Inertia]:
-        """The :class:`~graphsolve.factor_queries.Inertia` of every item (see
-        :meth:`graphsolve.BatchFactorization.inertia`); needs ``method="ldlt"``."""
+    def inertia(self, tol: float | None = None) -> list[queries.Inertia | None]:
+        """The :class:`~graphsolve.factor_queries.Inertia` of every item (``None`` for a failed
+        one; see :meth:`graphsolve.BatchFactorization.inertia`); needs ``method="ldlt"``."""
         self._require_factors()
         if self.method != "ldlt":
             raise GraphSolveError("inertia needs the factors of symmetric matrices: factor the "
@@ -322,8 +366,10 @@ class DaskBatchFactorization:
         k = check_item_index(k, self.batch_size)
         self._require_factors()
         c = next(i for i, (start, stop) in enumerate(self.bounds) if start <= k < stop)
-        return self.client.submit(_item_task, self.futures[c], k - self.bounds[c][0],
-                                  pure=False).result()
+        Fk = self.client.submit(_item_task, self.futures[c], k - self.bounds[c][0],
+                                pure=False).result()
+        Fk._item = k  # type: ignore[attr-defined]  # named by its index in the whole batch
+        return Fk
 
     def __getitem__(self, k: int) -> Factorization:
         return self.item(k)
@@ -342,21 +388,25 @@ class DaskBatchFactorization:
         """:attr:`perm` as a sparse matrix (see :attr:`graphsolve.Factorization.P`)."""
         return queries.permutation_matrix(self.analysis)
 
-    def refactor(self, values: np.ndarray) -> DaskBatchFactorization:
+    def refactor(self, values: np.ndarray, errors: str | None = None
+                 ) -> DaskBatchFactorization:
         """Factor new values of the same batch size, chunk by chunk as before (new tasks; the
-        old factors are released). Raises as :meth:`graphsolve.BatchFactorization.refactor`,
-        naming the item by its index in the whole batch. Values refused before any work (shape,
-        dtype) leave the factors as they were; a failed factorization (a singular or
-        non-finite item) releases them, and every query raises until a refactor succeeds, as
-        for the in-process batch."""
+        old factors are released), with :attr:`pivot_rtol`. ``errors`` (default: the batch's
+        :attr:`errors`) as in :meth:`graphsolve.BatchFactorization.refactor`: with
+        ``"raise"`` raises as it does, naming the item by its index in the whole batch; with
+        ``"mark"`` failed items are marked (:attr:`failed`). Values refused before any work
+        (shape, dtype) leave the factors as they were; a failed factorization (a singular or
+        non-finite item, ``errors="raise"``) releases them, and every query raises until a
+        refactor succeeds, as for the in-process batch."""
         self._require_plan()
+        errors = check_errors(self.errors if errors is None else errors)
         values = _as_float64(values, "values")
         if values.ndim != 2 or values.shape != (self.batch_size, self._plan.A.data.size):
             raise ShapeError(f"values must have shape ({self.batch_size}, "
                              f"{self._plan.A.data.size}), got {values.shape}")
         vf = _scatter_chunks(self.client, values, self.bounds)
         futures = self.client.map(_factor_task, [self._plan_future] * len(vf), vf,
-                                  [s for s, _ in self.bounds], pure=False)
+                                  [s for s, _ in self.bounds], [errors] * len(vf), pure=False)
         _require_distributed().wait(futures)
         bad = next((f for f in futures if f.status == "error"), None)
         self._release_factors()
@@ -367,6 +417,10 @@ class DaskBatchFactorization:
             raise exc
         self.futures = futures
         self._failed = False
+        if errors == "mark":
+            self._gather_status()
+        else:
+            self._status = np.full(self.batch_size, OK, dtype=np.int64)
         return self
 
     def gather(self) -> list[BatchFactorization]:
@@ -414,7 +468,8 @@ def factorize_batch_dask(A: BlockMatrix, values: np.ndarray, *, client: Client |
                          chunk: int | None = None, method: str = "auto",
                          ordering: str | Sequence[int] = "auto",
                          analysis: Analysis | None = None, backend: str = "auto",
-                         threads: int | None = 1) -> DaskBatchFactorization:
+                         threads: int | None = 1, pivot_rtol: float = PIVOT_RTOL,
+                         errors: str = "raise") -> DaskBatchFactorization:
     """Factor a batch of matrices sharing the pattern of ``A`` on a Dask cluster, the factors
     staying on the workers.
 
@@ -434,6 +489,12 @@ def factorize_batch_dask(A: BlockMatrix, values: np.ndarray, *, client: Client |
     threads : int or None
         numba threads per task (``workers`` of :func:`~graphsolve.factorize_batch`); default
         1, None: the worker's numba default (every core of its host).
+    pivot_rtol : float
+        As :func:`graphsolve.factorize_batch` (every chunk's items).
+    errors : {"raise", "mark"}
+        As :func:`graphsolve.factorize_batch`: ``"mark"`` marks failed items
+        (:attr:`DaskBatchFactorization.failed`, numbered in the whole batch) instead of
+        raising; kept as the default of :meth:`DaskBatchFactorization.refactor`.
 
     Returns
     -------
@@ -449,8 +510,11 @@ def factorize_batch_dask(A: BlockMatrix, values: np.ndarray, *, client: Client |
     """
     client = _resolve_client(client)
     values = _as_float64(values, "values")
-    method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend)
-    plan = _Plan(A, analysis, method, backend, check_thread_count(threads, "threads"))
+    pivot_rtol, errors = check_pivot_rtol(pivot_rtol), check_errors(errors)
+    method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend,
+                                         errors)
+    plan = _Plan(A, analysis, method, backend, check_thread_count(threads, "threads"),
+                 pivot_rtol, errors)
     if chunk is None:
         chunk = _default_chunk(client, values.shape[0])
     bounds = chunk_bounds(values.shape[0], chunk)
@@ -472,7 +536,8 @@ def solve_batch_dask(A: BlockMatrix, values: np.ndarray | dask.array.Array,
                      b: np.ndarray | dask.array.Array, *, client: Client | None = None,
                      chunk: int | None = None, method: str = "auto",
                      ordering: str | Sequence[int] = "auto", analysis: Analysis | None = None,
-                     backend: str = "auto", threads: int | None = 1
+                     backend: str = "auto", threads: int | None = 1,
+                     pivot_rtol: float = PIVOT_RTOL, errors: str = "raise"
                      ) -> np.ndarray | dask.array.Array:
     """Factor and solve a batch of same-pattern systems on a Dask cluster, one pass per chunk:
     ``x[k]`` solves ``A.with_data(values[k]) x = b[k]``.
@@ -490,9 +555,12 @@ def solve_batch_dask(A: BlockMatrix, values: np.ndarray | dask.array.Array,
     chunk : int, optional
         Items per task for NumPy input (default: four chunks per worker thread); a
         ``dask.array``'s own chunks along the batch axis are its tasks.
-    method, ordering, analysis, backend, threads
+    method, ordering, analysis, backend, threads, pivot_rtol
         As :func:`factorize_batch_dask`. With a ``dask.array`` and ``method="auto"`` the
         symmetry check is one extra pass over ``values``: pass ``method`` to avoid it.
+    errors : {"raise", "mark"}
+        As :func:`graphsolve.factorize_batch`; with ``"mark"`` the rows of the failed items
+        (singular, or with NaN/inf values) are NaN.
 
     Returns
     -------
@@ -503,15 +571,18 @@ def solve_batch_dask(A: BlockMatrix, values: np.ndarray | dask.array.Array,
     As :func:`factorize_batch_dask`.
     """
     threads = check_thread_count(threads, "threads")
+    pivot_rtol, errors = check_pivot_rtol(pivot_rtol), check_errors(errors)
     if hasattr(values, "__dask_graph__") or hasattr(b, "__dask_graph__"):
-        return _solve_dask_array(A, values, b, method, ordering, analysis, backend, threads)
+        return _solve_dask_array(A, values, b, method, ordering, analysis, backend, threads,
+                                 pivot_rtol, errors)
     client = _resolve_client(client)
     values = _as_float64(values, "values")
     b = np.asarray(b)
     _check_dtype(b.dtype, "b")
-    method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend)
+    method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend,
+                                         errors)
     _check_rhs(b, values.shape[0], analysis.N)
-    plan = _Plan(A, analysis, method, backend, threads)
+    plan = _Plan(A, analysis, method, backend, threads, pivot_rtol, errors)
     if chunk is None:
         chunk = _default_chunk(client, values.shape[0])
     bounds = chunk_bounds(values.shape[0], chunk)
@@ -529,7 +600,8 @@ def solve_batch_dask(A: BlockMatrix, values: np.ndarray | dask.array.Array,
 
 def _solve_dask_array(A: BlockMatrix, values: Any, b: Any, method: str,
                       ordering: str | Sequence[int], analysis: Analysis | None, backend: str,
-                      threads: int | None) -> dask.array.Array:
+                      threads: int | None, pivot_rtol: float, errors: str
+                      ) -> dask.array.Array:
     import dask
     import dask.array as da
 
@@ -538,12 +610,14 @@ def _solve_dask_array(A: BlockMatrix, values: Any, b: Any, method: str,
     _check_dtype(values.dtype, "values")
     _check_dtype(b.dtype, "b")
     values = values.astype(float)
-    method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend)
+    method, analysis, backend = _prepare(A, values, method, ordering, analysis, backend,
+                                         errors)
     _check_rhs(b, values.shape[0], analysis.N)
     values = values.rechunk({1: -1})
     b = b.rechunk({0: values.chunks[0], **{ax: -1 for ax in range(1, b.ndim)}})
     items = da.arange(values.shape[0], chunks=values.chunks[0])    # a block's first: its start
-    plan = dask.delayed(_Plan(A, analysis, method, backend, threads), pure=False,
+    plan = dask.delayed(_Plan(A, analysis, method, backend, threads, pivot_rtol, errors),
+                        pure=False,
                         name=f"graphsolve-plan-{uuid.uuid4().hex}")
     index = "ijk"[:b.ndim]
     return da.blockwise(_block_task, index, values, "iz", b, index, items, "i", plan, None,

@@ -256,21 +256,25 @@ def solve(an, Dlu, piv, L, U, x, symmetric: bool) -> bool:
 
 
 # ---------------------------------------------------------------------- batches
-def factor_batch(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[np.ndarray, dict]:
+def factor_batch(an, D, Dlu, piv, L, U, symmetric: bool, work=None,
+                 rtol: float = PIVOT_RTOL) -> tuple[np.ndarray, dict]:
     """Factor a batch: every buffer has a leading batch axis; items run in parallel on numba's
     threads (``numba.set_num_threads``). Returns the status of every matrix (-1 or the
-    position of its first singular pivot) and the block operations per matrix. ``work`` is
-    ignored (one work row per thread is allocated per call)."""
+    position of its first singular pivot by the rule ``rtol``) and the block operations per
+    matrix (of the first item that factored; of item 0 if none did). ``work`` is ignored (one
+    work row per thread is allocated per call)."""
     m = int(an.block_sizes.max())
     threads = get_num_threads()
     w1, w2 = np.empty((threads, m * m)), np.empty((threads, m * m))
     status = np.empty(D.shape[0], dtype=np.int64)
     counts = np.zeros((D.shape[0], 2), dtype=np.int64)
     kernel = _FACTOR_BATCH.get(specialization(an), _FACTOR_BATCH[(0, 0)])
-    kernel(_sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2, PIVOT_RTOL, status, counts,
+    kernel(_sym(an), D, Dlu, piv, L, U, bool(symmetric), w1, w2, float(rtol), status, counts,
            False, _NO_GATHER)
-    return status, {"pivots": an.n_nodes, "scalings": int(counts[0, 0]),
-                    "updates": int(counts[0, 1])}
+    ok = np.flatnonzero(status < 0)
+    r = int(ok[0]) if ok.size else 0
+    return status, {"pivots": an.n_nodes if ok.size else int(status[0]) + 1,
+                    "scalings": int(counts[r, 0]), "updates": int(counts[r, 1])}
 
 
 def solve_batch(an, Dlu, piv, L, U, x, symmetric: bool) -> None:

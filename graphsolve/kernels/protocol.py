@@ -62,9 +62,12 @@ class Backend(Protocol):
         """Solve ``A x = b`` in place (``x`` holds ``b``, shape ``(N,)`` or ``(N, k)``);
         False if ``x`` holds NaN or inf."""
 
-    def factor_batch(self, an, D, Dlu, piv, L, U, symmetric: bool, work=None
-                     ) -> tuple[np.ndarray, dict]:
-        """:meth:`factor` for every item of batched buffers: ``(status per item, counts)``."""
+    def factor_batch(self, an, D, Dlu, piv, L, U, symmetric: bool, work=None,
+                     rtol: float = ...) -> tuple[np.ndarray, dict]:
+        """:meth:`factor` for every item of batched buffers, each with the singularity rule
+        ``rtol`` (passed by keyword): ``(status per item, counts)``. Every item is factored
+        (a singular item does not stop the others); the buffers of a failed item hold no
+        usable factor."""
 
     def solve_batch(self, an, Dlu, piv, L, U, x: np.ndarray, symmetric: bool) -> None:
         """:meth:`solve` for every item; ``x`` C-contiguous ``(B, N, k)``."""

@@ -153,13 +153,19 @@ def work_buffers(an) -> None:
     return None
 
 
-def factor_batch(an, D, Dlu, piv, L, U, symmetric: bool, work=None) -> tuple[np.ndarray, dict]:
-    """:func:`factor` for every matrix of a batch (leading axis of every buffer)."""
+def factor_batch(an, D, Dlu, piv, L, U, symmetric: bool, work=None,
+                 rtol: float = PIVOT_RTOL) -> tuple[np.ndarray, dict]:
+    """:func:`factor` (singularity rule ``rtol``) for every matrix of a batch (leading axis of
+    every buffer). Returns the status of every matrix and the block operations of the first
+    one that factored (of the last one if none did)."""
     status = np.empty(D.shape[0], dtype=np.int64)
     counts: dict = {}
+    first: dict | None = None
     for b in range(D.shape[0]):
-        status[b], counts = factor(an, D[b], Dlu[b], piv[b], L[b], U[b], symmetric)
-    return status, counts
+        status[b], counts = factor(an, D[b], Dlu[b], piv[b], L[b], U[b], symmetric, rtol=rtol)
+        if first is None and status[b] < 0:
+            first = counts
+    return status, counts if first is None else first
 
 
 def solve_batch(an, Dlu, piv, L, U, x, symmetric: bool) -> None:

@@ -151,3 +151,175 @@ def test_factorizations_in_python_threads_match_sequential_results():
     for kernel in (*(k for t in tables for k in t.values()), solve_kernels._solve_sym_vector,
                    compiled.refactor_solve):
         assert kernel.targetoptions.get("nogil") is True, kernel
+
+
+# ---------------------------------------------------------------------- pivot_rtol, errors
+def _nearly_singular_item(B=5, k=2):
+    """A path batch (natural order: node 0 first) whose item ``k`` has the pivot block of node
+    0 equal to diag(1, 1, 1e-15): singular by the default rule (10 eps · 3 · 1), not by 0."""
+    A, vals = _batch(gen.path(5), "unsymmetric", B=B)
+    vals = vals.copy()
+    vals[k, A.diag_ptr[0]:A.diag_ptr[1]] = np.diag([1.0, 1.0, 1e-15]).ravel()
+    for e in np.flatnonzero((A.edges == 0).any(axis=1)):     # node 0 decoupled in item k:
+        vals[k, A.edge_ptr[e]:A.edge_ptr[e + 1]] = 0.0       # no growth through the pivot
+    return A, vals
+
+
+def test_batch_pivot_rtol_decides_which_items_fail(backend):
+    import pickle
+
+    A, vals = _nearly_singular_item()
+    single = A.with_data(vals[2])
+    with pytest.raises(gs.SingularBlockError, match="batch item 2") as exc:
+        gs.factorize_batch(A, vals, ordering="natural", backend=backend)
+    with pytest.raises(gs.SingularBlockError) as exc_single:
+        gs.factorize(single, ordering="natural", backend=backend)
+    assert exc.value.node == exc_single.value.node == 0
+    F = gs.factorize_batch(A, vals, ordering="natural", backend=backend, pivot_rtol=0.0)
+    assert F.pivot_rtol == 0.0 and F.failed.size == 0
+    assert F[2].pivot_rtol == 0.0                        # the item view inherits it
+    assert gs.factorize_batch(A, vals[:1], backend=backend)[0].pivot_rtol == \
+        gs.kernels.reference.PIVOT_RTOL
+    ref = gs.factorize(single, ordering="natural", backend=backend, pivot_rtol=0.0)
+    b = np.ones((5, A.shape[0]))
+    x2 = F.solve(b)[2]
+    np.testing.assert_allclose(x2, ref.solve(b[2]), rtol=1e-12)
+    np.testing.assert_allclose(x2, np.linalg.solve(single.to_dense(), b[2]), rtol=1e-9)
+    assert F.slogdet()[1][2] == pytest.approx(ref.slogdet()[1], rel=1e-12)
+    np.testing.assert_allclose(F.solve(b)[[0, 1, 3, 4]], gs.factorize_batch(
+        A, vals[[0, 1, 3, 4]], ordering="natural", backend=backend).solve(b[:4]), rtol=1e-12)
+    F.refactor(vals)                                     # refactor keeps the batch's rule
+    G = pickle.loads(pickle.dumps(F))
+    assert G.pivot_rtol == 0.0 and G[2].pivot_rtol == 0.0
+    G.refactor(vals)
+    # with errors="mark", the default rule marks the item, rtol=0 does not
+    M = gs.factorize_batch(A, vals, ordering="natural", backend=backend, errors="mark")
+    np.testing.assert_array_equal(M.failed, [2])
+    np.testing.assert_array_equal(M.failed_nodes, [-1, -1, 0, -1, -1])
+    for bad in (-1.0, np.nan, "small"):
+        with pytest.raises(gs.GraphSolveError, match="pivot_rtol"):
+            gs.factorize_batch(A, vals, pivot_rtol=bad)
+
+
+@pytest.mark.parametrize("kind", ["unsymmetric", "spd"])
+def test_batch_errors_mark_one_bad_item_of_five(backend, kind):
+    A, vals = _batch(gen.ladder(6), kind, B=5)
+    vals = vals.copy()
+    vals[3] = 0.0                                  # every pivot block singular
+    F = gs.factorize_batch(A, vals, backend=backend, errors="mark")
+    assert F.errors == "mark" and F.method == ("ldlt" if kind == "spd" else "ldu")
+    with pytest.raises(gs.SingularBlockError) as exc:
+        gs.factorize(A.with_data(vals[3]), method=F.method, analysis=F.analysis,
+                     backend=backend)
+    node = exc.value.node
+    np.testing.assert_array_equal(F.failed, [3])
+    assert F.failed.dtype.kind == "i"
+    np.testing.assert_array_equal(F.failed_nodes, [-1, -1, -1, node, -1])
+    b = np.random.default_rng(5).standard_normal((5, A.shape[0]))
+    x = F.solve(b)
+    assert np.isnan(x[3]).all() and np.isfinite(np.delete(x, 3, axis=0)).all()
+    x3 = F.solve(np.stack([b, 2 * b], axis=-1))
+    assert np.isnan(x3[3]).all()
+    sign, logdet = F.slogdet()
+    assert np.isnan(sign[3]) and np.isnan(logdet[3])
+    for k in (0, 1, 2, 4):
+        M = A.with_data(vals[k])
+        single = gs.factorize(M, method=F.method, analysis=F.analysis, backend=backend)
+        np.testing.assert_allclose(x[k], single.solve(b[k]), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(x[k], np.linalg.solve(M.to_dense(), b[k]), rtol=1e-9,
+                                   atol=1e-12)
+        np.testing.assert_allclose(x3[k, :, 1], 2 * x[k], rtol=1e-12, atol=1e-14)
+        assert (sign[k], logdet[k]) == pytest.approx(single.slogdet(), rel=1e-12)
+        np.testing.assert_allclose(F.solve(b, "L", "T")[k], single.solve(b[k], "L", "T"),
+                                   rtol=1e-12, atol=1e-14)
+        assert abs(F[k].L - single.L).max() <= 1e-12 * abs(single.L).max()
+    assert np.isnan(F.solve(b, "U")[3]).all()
+    for query in (lambda G: G.solve(b[3]), lambda G: G.slogdet(), lambda G: G.L,
+                  lambda G: G.solve(b[3], "D")):
+        with pytest.raises(gs.SingularBlockError, match=f"batch item 3: .*node {node}") as err:
+            query(F[3])
+        assert err.value.node == node
+    if kind == "spd":
+        inertia = F.inertia()
+        assert inertia[3] is None
+        assert inertia[0] == gs.factorize(A.with_data(vals[0]), method="ldlt").inertia()
+    # a refactor without bad items clears the marks; errors="raise" for one call raises
+    F.refactor(vals[[0, 1, 2, 4, 0]])
+    assert F.failed.size == 0 and (F.failed_nodes == -1).all()
+    with pytest.raises(gs.SingularBlockError, match="batch item 3"):
+        F.refactor(vals, errors="raise")
+    np.testing.assert_array_equal(F.failed, [3])
+    with pytest.raises(gs.GraphSolveError, match="last refactor failed"):
+        F.solve(b)
+    F.refactor(vals)                                     # the batch's errors: "mark"
+    np.testing.assert_array_equal(F.failed, [3])
+
+
+def test_batch_errors_mark_nonfinite_and_unsymmetric_items(backend):
+    A, vals = _batch(gen.ladder(6), "spd", B=4)
+    bad = vals.copy()
+    bad[1, 5] = np.nan
+    bad[2, -1] *= 1.5                              # one off-diagonal entry: unsymmetric
+    with pytest.raises(gs.NonFiniteError, match="batch item 1"):
+        gs.factorize_batch(A, bad, method="ldlt", backend=backend)
+    F = gs.factorize_batch(A, bad, method="ldlt", backend=backend, errors="mark")
+    np.testing.assert_array_equal(F.failed, [1, 2])
+    np.testing.assert_array_equal(F.failed_nodes, [-1, -1, -1, -1])
+    b = np.ones((4, A.shape[0]))
+    x = F.solve(b)
+    assert np.isnan(x[1:3]).all()
+    for k in (0, 3):
+        np.testing.assert_allclose(
+            x[k], gs.factorize(A.with_data(vals[k]), method="ldlt", analysis=F.analysis,
+                               backend=backend).solve(b[k]), rtol=1e-12, atol=1e-14)
+    with pytest.raises(gs.NonFiniteError, match="batch item 1 "):
+        F[1].solve(b[1])
+    with pytest.raises(gs.GraphSolveError, match="batch item 2 is not"):
+        F[2].slogdet()
+    assert F.inertia()[1] is None and F.inertia()[2] is None
+    # LDU: the NaN item is marked, the unsymmetric one is an ordinary item
+    G = gs.factorize_batch(A, bad, backend=backend, errors="mark")
+    assert G.method == "ldu"
+    np.testing.assert_array_equal(G.failed, [1])
+    # "auto" is decided on the finite items: a NaN item does not turn the batch into LDU
+    H = gs.factorize_batch(A, np.concatenate([vals[:2], bad[1:2]]), backend=backend,
+                           errors="mark")
+    assert H.method == "ldlt"
+    np.testing.assert_array_equal(H.failed, [2])
+    with pytest.raises(gs.GraphSolveError, match="errors"):
+        gs.factorize_batch(A, vals, errors="ignore")
+
+
+def test_batch_errors_raise_lists_every_failed_item(backend):
+    A, vals = _batch(gen.path(5), "unsymmetric", B=4)
+    F = gs.factorize_batch(A, vals, backend=backend)
+    assert F.errors == "raise" and F.failed.size == 0
+    np.testing.assert_array_equal(F.failed_nodes, [-1] * 4)
+    sing = vals.copy()
+    sing[[1, 3]] = 0.0
+    with pytest.raises(gs.SingularBlockError, match="batch item 1"):
+        F.refactor(sing)
+    np.testing.assert_array_equal(F.failed, [1, 3])
+
+
+def test_marked_batch_pickles():
+    import pickle
+
+    A, vals = _batch(gen.ladder(6), "unsymmetric", B=5)
+    vals = vals.copy()
+    vals[1] = 0.0
+    F = gs.factorize_batch(A, vals, errors="mark")
+    G = pickle.loads(pickle.dumps(F))
+    b = np.ones((5, A.shape[0]))
+    np.testing.assert_array_equal(G.solve(b), F.solve(b))          # NaN rows equal too
+    np.testing.assert_array_equal(G.failed, [1])
+    np.testing.assert_array_equal(G.failed_nodes, F.failed_nodes)
+    assert G.errors == "mark"
+    with pytest.raises(gs.SingularBlockError, match="batch item 1"):
+        G[1].solve(b[1])
+    F1 = pickle.loads(pickle.dumps(F[1]))                          # a standalone copy
+    with pytest.raises(gs.SingularBlockError, match="batch item 1") as err:
+        F1.slogdet()
+    assert err.value.node == F.failed_nodes[1]
+    F0 = pickle.loads(pickle.dumps(F[0]))
+    np.testing.assert_allclose(F0.solve(b[0]), F.solve(b)[0], rtol=1e-12)

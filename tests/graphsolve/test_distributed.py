@@ -182,6 +182,76 @@ def test_failed_refactor_leaves_no_stale_factors(client):
     F.release()
 
 
+def _same_marked(x, ref):
+    """:func:`_same` where ``ref`` has NaN rows (failed items): NaN at the same places."""
+    np.testing.assert_array_equal(np.isnan(x), np.isnan(ref))
+    _same(np.nan_to_num(x), np.nan_to_num(ref))
+
+
+def test_errors_mark_equals_the_in_process_batch(client):
+    """errors="mark" on the cluster: the same failed items (numbered in the whole batch), NaN
+    rows, log-determinants, inertia and item errors as the in-process batch."""
+    A, vals, b = _batch("spd", B=23)
+    bad = vals.copy()
+    bad[[5, 17]] = 0.0                                       # singular
+    bad[11, 3] = np.nan
+    ref = gs.factorize_batch(A, bad, errors="mark")
+    np.testing.assert_array_equal(ref.failed, [5, 11, 17])
+    with gs.distributed.factorize_batch_dask(A, bad, client=client, chunk=6,
+                                             errors="mark") as F:
+        assert F.errors == "mark" and F.pivot_rtol == ref.pivot_rtol
+        np.testing.assert_array_equal(F.failed, ref.failed)
+        np.testing.assert_array_equal(F.failed_nodes, ref.failed_nodes)
+        _same_marked(F.solve(b), ref.solve(b))
+        _same_marked(F.solve(b, "L", "T"), ref.solve(b, "L", "T"))
+        for got, want in zip(F.slogdet(), ref.slogdet(), strict=True):
+            _same_marked(got, want)
+        assert F.inertia() == ref.inertia() and F.inertia()[17] is None
+        with pytest.raises(gs.SingularBlockError, match="batch item 17: ") as err:
+            F[17].solve(b[17])
+        assert err.value.node == ref.failed_nodes[17] >= 0
+        with pytest.raises(gs.NonFiniteError, match="batch item 11 "):
+            F[11].slogdet()
+        assert F[16].slogdet() == ref[16].slogdet()
+        F.refactor(vals)                                     # errors="mark" kept: no failures
+        assert F.failed.size == 0
+        _same(F.solve(b), gs.factorize_batch(A, vals).solve(b))
+        F.refactor(bad)
+        np.testing.assert_array_equal(F.failed, [5, 11, 17])
+        with pytest.raises(gs.SingularBlockError, match="batch item 5"):
+            F.refactor(bad, errors="raise")
+    _same_marked(gs.distributed.solve_batch_dask(A, bad, b, client=client, chunk=7,
+                                                 errors="mark"), ref.solve(b))
+    x = gs.distributed.solve_batch_dask(A, da.from_array(bad, chunks=(10, -1)), b,
+                                        method="ldlt", errors="mark")
+    _same_marked(x.compute(), ref.solve(b))
+
+
+def test_pivot_rtol_on_dask(client):
+    """A nearly singular item: marked with the default rule, solved with pivot_rtol=0, as in
+    process."""
+    A, vals, b = _batch(B=12)
+    vals = vals.copy()
+    vals[9, A.diag_ptr[0]:A.diag_ptr[1]] = np.diag([1.0, 1.0, 1e-15]).ravel()
+    for e in np.flatnonzero((A.edges == 0).any(axis=1)):     # node 0 decoupled in item 9
+        vals[9, A.edge_ptr[e]:A.edge_ptr[e + 1]] = 0.0
+    for rtol, failed in ((gs.kernels.reference.PIVOT_RTOL, [9]), (0.0, [])):
+        ref = gs.factorize_batch(A, vals, ordering="natural", pivot_rtol=rtol, errors="mark")
+        np.testing.assert_array_equal(ref.failed, failed)
+        an = ref.analysis
+        x = gs.distributed.solve_batch_dask(A, vals, b, client=client, chunk=5, analysis=an,
+                                            pivot_rtol=rtol, errors="mark")
+        _same_marked(x, ref.solve(b))
+        with gs.distributed.factorize_batch_dask(A, vals, client=client, chunk=5, analysis=an,
+                                                 pivot_rtol=rtol, errors="mark") as F:
+            assert F.pivot_rtol == rtol
+            np.testing.assert_array_equal(F.failed, failed)
+            if not failed:
+                assert F[9].pivot_rtol == 0.0
+    with pytest.raises(gs.SingularBlockError, match="batch item 9"):
+        gs.distributed.solve_batch_dask(A, vals, b, client=client, chunk=5, ordering="natural")
+
+
 def test_without_a_client_or_without_dask(monkeypatch):
     A, vals, b = _batch(B=4)
 
