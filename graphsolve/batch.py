@@ -25,7 +25,13 @@ from .errors import (
     ShapeError,
     SingularBlockError,
 )
-from .factor import LDLT_SYMMETRY_RTOL, Factorization, GatherMap, resolve_backend
+from .factor import (
+    LDLT_SYMMETRY_RTOL,
+    Factorization,
+    GatherMap,
+    check_pivot_rtol,
+    resolve_backend,
+)
 from .factor_queries import SYSTEMS, partial_solve
 from .kernels import KERNELS
 from .kernels.reference import PIVOT_RTOL
@@ -544,14 +550,6 @@ def _item_error(an: Analysis, k: int, status: int) -> GraphSolveError:
                                "not; use 'ldu'")
     return SingularBlockError(f"batch item {k}: pivot block of node {status} (size "
                               f"{int(an.block_sizes[status])}) is singular", node=status)
-
-
-def check_pivot_rtol(value: Any) -> float:
-    """``pivot_rtol`` as a finite float ``>= 0``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(value) or value < 0:
-        raise GraphSolveError(f"pivot_rtol must be a finite number >= 0, got {value!r}")
-    return float(value)
 
 
 def check_errors(value: Any) -> str:

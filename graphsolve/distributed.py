@@ -63,12 +63,11 @@ from .batch import (
     check_batch_values,
     check_errors,
     check_item_index,
-    check_pivot_rtol,
     check_thread_count,
     factorize_batch,
 )
 from .errors import GraphSolveError, ShapeError
-from .factor import Factorization, resolve_backend
+from .factor import Factorization, check_pivot_rtol, resolve_backend
 from .factor_queries import SYSTEMS
 from .kernels.reference import PIVOT_RTOL
 from .matrix import BlockMatrix, _as_float64, _check_dtype

@@ -47,6 +47,14 @@ def resolve_backend(backend: str) -> str:
 LDLT_SYMMETRY_RTOL = 1e-12
 
 
+def check_pivot_rtol(value: Any) -> float:
+    """``pivot_rtol`` as a finite float ``>= 0``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(value) or value < 0:
+        raise GraphSolveError(f"pivot_rtol must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
 class Factorization:
     """A block LDU (``P A Pᵀ = L D U``) or LDLᵀ (``P A Pᵀ = L D Lᵀ``) factorization.
 
@@ -82,7 +90,7 @@ class Factorization:
         and the kernel's work buffers (``_work``), which the caller sets: allocated by
         ``__init__``, views of a batch's buffers in :meth:`graphsolve.BatchFactorization.item`."""
         self.analysis = analysis
-        self.pivot_rtol = float(pivot_rtol)
+        self.pivot_rtol = check_pivot_rtol(pivot_rtol)
         self.method = method
         self.backend = backend
         self._kernel = KERNELS[backend]

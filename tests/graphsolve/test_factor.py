@@ -1244,3 +1244,14 @@ def test_auto_method_takes_ldlt_for_round_off_asymmetry(backend):
         assert rel_residual(B.to_scipy(), F.solve(b), b) < 1e-12
         Fb = gs.factorize_batch(A, np.stack([A.data, B.data]), backend=backend)
         assert Fb.method == method
+
+
+@pytest.mark.parametrize("bad", [-1e-3, float("nan"), float("inf"), "1e-12", True])
+def test_pivot_rtol_is_checked_before_any_work(bad):
+    """factorize / allocate refuse a pivot_rtol that is not a finite number >= 0 (as the
+    batch functions do), naming the argument."""
+    A = gs.random_block_matrix(gen.path(4), "spd", 2)
+    with pytest.raises(gs.GraphSolveError, match="pivot_rtol"):
+        gs.factorize(A, pivot_rtol=bad)
+    with pytest.raises(gs.GraphSolveError, match="pivot_rtol"):
+        gs.allocate(gs.analyze(A), "ldu", "compiled", pivot_rtol=bad)
