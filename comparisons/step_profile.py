@@ -72,10 +72,16 @@ graphsolve solves and refinement residuals per iteration (the compiled interior 
 the same predictor solve, corrector solve, up to three refinement solves, and centring
 retry, :mod:`dynamics.maximal.interior_point_kernels`). Share = unit cost × calls per step;
 ``rest`` = total − the shares: the line search's and interior point's own arithmetic, the
-update rules, argument passing and the Python of ``run`` (recording, the step call). Of
-that rest, ``python_run_us`` is outside the compiled step: ``us_per_step`` minus
-``step_call_us``, the CPU time per step of calling the compiled step directly from Python
-(:func:`direct_step_seconds`).
+update rules, argument passing and the Python of ``run`` (recording, the step call). That
+rest is split by two more timings of the same steps: ``step_call_us``, calling the compiled
+step directly from Python in a loop (:func:`direct_step_seconds`), and ``kernel_us``, the
+whole-step kernel called in a loop inside numba (:func:`kernel_step_seconds`):
+``python_run_us = us_per_step - step_call_us`` (``run``'s and ``step``'s Python),
+``call_overhead_us = step_call_us - kernel_us`` (the StepSystem method and the call into
+numba: unboxing some thirty arguments) and ``kernel_rest_us = kernel_us -`` the shares (the
+compiled step's own line search, interior-point arithmetic, update rules and setup beyond
+the constraint Jacobians). These three are measured differences, so noise can make a small
+one negative.
 """
 from __future__ import annotations
 
@@ -100,7 +106,7 @@ from graphsolve.lowlevel import PIVOT_RTOL, STATUS_OK, allocate, refactor_solve,
 
 __all__ = ["CASES", "QUICK_CASES", "GROUPS", "COLUMNS", "reference_simulation",
            "profile_reference", "compiled_unit_costs", "profile_case", "run_step_profile",
-           "direct_step_seconds", "markdown_table"]
+           "direct_step_seconds", "kernel_step_seconds", "markdown_table"]
 
 #: The cases of the issue's table: name -> spec factory.
 CASES: dict[str, Callable] = {
@@ -122,7 +128,8 @@ COLUMNS = ("case", "path", "method", "bodies", "unknowns", "steps", "dt", "us_pe
            "iterations", *(f"{g}_us" for g in GROUPS), "residuals_per_step",
            "factors_per_step", "solves_per_step", "refinements_per_step", "profile_overhead",
            "unit_setup_us", "unit_residual_us", "unit_jacobian_us", "unit_factor_us",
-           "unit_solve_us", "unit_refinement_us", "step_call_us", "python_run_us")
+           "unit_solve_us", "unit_refinement_us", "step_call_us", "kernel_us",
+           "kernel_rest_us", "call_overhead_us", "python_run_us")
 
 
 # ---------------------------------------------------------------------- the two paths
@@ -385,6 +392,63 @@ def direct_step_seconds(make, steps: int, warm: int = 5, repeats: int = 3) -> fl
     return best / steps
 
 
+@njit
+def _steps(fn, k, args):
+    """``k`` whole steps ``fn(*args)`` in compiled code (the state arrays in ``args`` advance
+    in place); the number of steps that did not converge."""
+    bad = 0
+    for _ in range(k):
+        if fn(*args)[0] != 0:
+            bad += 1
+    return bad
+
+
+#: The whole-step kernels StepSystem calls (by their names in ``step_system``).
+_STEP_KERNELS = ("step_kernel", "forced_step_kernel", "contact_step_kernel")
+
+
+def kernel_step_seconds(make, steps: int, warm: int = 5, repeats: int = 3) -> float:
+    """Best CPU seconds per step of ``steps`` whole compiled steps called from a loop *inside*
+    numba (no Python per step), from the state of ``make()`` after ``warm`` steps of ``run``
+    and one :meth:`~dynamics.maximal.Simulation.step` whose kernel call (``step_kernel``,
+    ``forced_step_kernel`` or ``contact_step_kernel``, as ``StepSystem`` picks it) is captured
+    and then repeated with the same arguments. :func:`direct_step_seconds` minus this is the
+    call into numba (the StepSystem method's Python, unboxing its arguments).
+
+    Raises
+    ------
+    RuntimeError
+        If no whole-step kernel was called or a step did not converge.
+    """
+    best = np.inf
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            sim = make()
+            sim.run(warm, progress=False)
+            calls = {name: [] for name in _STEP_KERNELS}
+            with _capture(stepmod, _STEP_KERNELS[0], calls[_STEP_KERNELS[0]]), \
+                    _capture(stepmod, _STEP_KERNELS[1], calls[_STEP_KERNELS[1]]), \
+                    _capture(stepmod, _STEP_KERNELS[2], calls[_STEP_KERNELS[2]]):
+                sim.step()
+            name = next((n for n in _STEP_KERNELS if calls[n]), None)
+            if name is None:
+                raise RuntimeError("Simulation.step called none of the whole-step kernels "
+                                   f"{_STEP_KERNELS}; update comparisons.step_profile")
+            fn, args = getattr(stepmod, name), calls[name][0]
+            bad = _steps(fn, 1, args)                        # compile (a real step)
+            start = time.process_time()
+            bad += _steps(fn, steps, args)
+            best = min(best, time.process_time() - start)
+            if bad:
+                raise RuntimeError(f"{bad} compiled steps did not converge")
+    finally:
+        if enabled:
+            gc.enable()
+    return best / steps
+
+
 # ---------------------------------------------------------------------- one case
 def profile_case(name: str, spec, dt: float = 0.01, steps: int = 1000, repeats: int = 3,
                  warm: int = 5, min_time: float = 0.02) -> list[dict]:
@@ -412,6 +476,7 @@ def profile_case(name: str, spec, dt: float = 0.01, steps: int = 1000, repeats: 
     comp_us = 1e6 * comp_s
     unit = compiled_unit_costs(sim, min_time)
     call_us = 1e6 * direct_step_seconds(make, steps, warm, repeats)
+    kernel_us = 1e6 * kernel_step_seconds(make, steps, warm, repeats)
     its = float(traj.iterations[1:].mean())
     ref_its = max(prof["total_iterations"], 1)
     trials = (prof["residuals"] - steps) / ref_its          # line-search residuals / iteration
@@ -426,7 +491,9 @@ def profile_case(name: str, spec, dt: float = 0.01, steps: int = 1000, repeats: 
             "bodies": sim.model.n_bodies, "unknowns": sim.system.N, "us_per_step": comp_us,
             "iterations": its, **{f"{g}_us": t for g, t in shares.items()},
             "line_search_us": None, "rest_us": comp_us - sum(shares.values()),
-            "step_call_us": call_us, "python_run_us": comp_us - call_us,
+            "step_call_us": call_us, "kernel_us": kernel_us,
+            "kernel_rest_us": kernel_us - sum(shares.values()),
+            "call_overhead_us": call_us - kernel_us, "python_run_us": comp_us - call_us,
             "residuals_per_step": residuals, "factors_per_step": its,
             "solves_per_step": solves, "refinements_per_step": refinements,
             **{f"unit_{k}_us": v for k, v in unit.items()}}
@@ -450,6 +517,10 @@ def run_step_profile(cases: dict | None = None, dt: float = 0.01, steps: int = 1
     return rows
 
 
+#: The compiled rest's parts (columns ``<part>_us``), in table order.
+_REST = ("kernel_rest", "call_overhead", "python_run")
+
+
 def _cell(row: dict, group: str) -> str:
     t = row.get(f"{group}_us")
     if t is None or t == "" or (isinstance(t, float) and np.isnan(t)):
@@ -460,20 +531,21 @@ def _cell(row: dict, group: str) -> str:
 
 def markdown_table(rows: list[dict]) -> str:
     """Per case and path: CPU µs per step, iterations per step and every group's µs per step
-    (its share of the step in parentheses), and of the compiled rest the part outside the
-    compiled step (the reference path's rest is all Python); failed cases as a note."""
+    (its share of the step in parentheses), and the compiled rest split into the kernel's own,
+    the call into numba and the Python of ``run`` (the reference path's rest is all Python);
+    failed cases as a note."""
     names = {"setup": "setup", "residual": "residual", "assembly": "assembly",
              "factor": "factor", "solve": "solve", "line_search": "line search",
              "rest": "rest"}
     head = ("| case | path | µs/step | iterations | " + " | ".join(names[g] for g in GROUPS)
-            + " | of which Python in `run` |")
-    lines = [head, "|" + "---|" * (5 + len(GROUPS))]
+            + " | rest: in the kernel | rest: call into numba | rest: Python in `run` |")
+    lines = [head, "|" + "---|" * (7 + len(GROUPS))]
     for r in rows:
         if r.get("path") == "failed":
-            lines.append(f"| {r['case']} | failed: {r['method']} |" + " |" * (3 + len(GROUPS)))
+            lines.append(f"| {r['case']} | failed: {r['method']} |" + " |" * (5 + len(GROUPS)))
             continue
         us = r["us_per_step"]
         total = f"{us:.0f}" if us >= 10 else f"{us:.1f}"
         lines.append(f"| {r['case']} | {r['path']} | {total} | {r['iterations']:.2f} | "
-                     + " | ".join(_cell(r, g) for g in (*GROUPS, "python_run")) + " |")
+                     + " | ".join(_cell(r, g) for g in (*GROUPS, *_REST)) + " |")
     return "\n".join(lines)
