@@ -530,7 +530,8 @@ def _cell(row: dict, group: str) -> str:
 
 
 def markdown_table(rows: list[dict]) -> str:
-    """Per case and path: CPU µs per step, iterations per step and every group's µs per step
+    """Per case and path: CPU µs per step (the compiled one's speed-up over the reference row
+    above it), iterations per step and every group's µs per step
     (its share of the step in parentheses), and the compiled rest split into the kernel's own,
     the call into numba and the Python of ``run`` (the reference path's rest is all Python);
     failed cases as a note."""
@@ -540,12 +541,17 @@ def markdown_table(rows: list[dict]) -> str:
     head = ("| case | path | µs/step | iterations | " + " | ".join(names[g] for g in GROUPS)
             + " | rest: in the kernel | rest: call into numba | rest: Python in `run` |")
     lines = [head, "|" + "---|" * (7 + len(GROUPS))]
+    before = {}
     for r in rows:
         if r.get("path") == "failed":
             lines.append(f"| {r['case']} | failed: {r['method']} |" + " |" * (5 + len(GROUPS)))
             continue
         us = r["us_per_step"]
         total = f"{us:.0f}" if us >= 10 else f"{us:.1f}"
+        if r["path"] == "reference":
+            before[r["case"]] = us
+        elif r["case"] in before:
+            total += f" ({before[r['case']] / us:.0f}× faster)"
         lines.append(f"| {r['case']} | {r['path']} | {total} | {r['iterations']:.2f} | "
                      + " | ".join(_cell(r, g) for g in (*GROUPS, *_REST)) + " |")
     return "\n".join(lines)
