@@ -1,6 +1,6 @@
 """``python -m comparisons list | run --suite S [--workers N | --scheduler ADDRESS] [--resume]
 [...] | plot FILE | scale [...] | scale-table FILE | batch [--workers N] | constraints | dynamics
-| contacts | urdf | minimal | general-joints``.
+| contacts | urdf | minimal | general-joints | step-profile``.
 
 Every benchmark other than the suites (``run``) is one module ``comparisons/<name>_bench.py``
 and one command here, which writes a CSV, its JSON metadata (``.json``: machine, versions,
@@ -9,6 +9,7 @@ command line) and a plot (``.png``) next to it."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -298,6 +299,33 @@ def _contacts(args) -> int:
     return 0
 
 
+def _step_profile(args) -> int:
+    from .step_profile import (
+        CASES,
+        COLUMNS,
+        QUICK_CASES,
+        markdown_table,
+        run_step_profile,
+    )
+
+    cases = QUICK_CASES if args.quick else CASES
+    steps = args.steps or (20 if args.quick else 1000)
+    repeats = args.repeats or (1 if args.quick else 3)
+    rows = run_step_profile(cases, steps=steps, repeats=repeats,
+                            min_time=0.005 if args.quick else 0.02)
+    out = Path(args.out or "results/step_profile.csv")
+    meta = {**_meta(), "steps": steps, "repeats": repeats, "timer": "time.process_time (CPU)"}
+    try:
+        meta["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        pass
+    write_results(rows, out, meta, columns=list(COLUMNS))
+    print(markdown_table(rows))
+    print(f"CPU time per step, {steps} steps, best of {repeats}; load average "
+          f"{meta.get('load_average', '?')} -> {out}")
+    return 0
+
+
 def _minimal(args) -> int:
     from .minimal_bench import minimal_bench, plot_minimal
 
@@ -443,6 +471,14 @@ def main(argv=None) -> int:
                     "%(default)s)")
     ur.add_argument("--repeats", type=int, default=5, help="best of N loops (default %(default)s)")
     ur.add_argument("--out", default="results/urdf.csv", help="CSV path (default %(default)s)")
+    sp = sub.add_parser("step-profile", help="where a maximal-coordinate step's time goes "
+                        "(residual, assembly, factor, solve, line search, Python), the Python "
+                        "reference path beside the compiled step")
+    sp.add_argument("--quick", action="store_true", help="pendulum(2) and sphere_chain(1), "
+                    "20 steps, one repeat")
+    sp.add_argument("--steps", type=int, help="steps per timed run (default 1000, --quick 20)")
+    sp.add_argument("--repeats", type=int, help="best of N runs (default 3, --quick 1)")
+    sp.add_argument("--out", help="CSV path (default results/step_profile.csv)")
     mn = sub.add_parser("minimal", help="variational integrator in minimal coordinates: "
                         "Newton vs RIQN vs Broyden (Lee et al. 2016 Fig. 3), ABA vs Pinocchio")
     mn.add_argument("--dofs", nargs="+", type=int, metavar="DOF")
@@ -498,6 +534,7 @@ def main(argv=None) -> int:
             "constraints": _constraints, "dynamics": _dynamics,
             "contacts": _contacts, "urdf": _urdf, "minimal": _minimal,
             "general-joints": _general_joints, "scale": _scale,
+            "step-profile": _step_profile,
             "scale-table": _scale_table}[args.command](args)
 
 
