@@ -41,6 +41,7 @@ product.
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -100,9 +101,10 @@ SUPERNODAL_VECTORIZED_MIN_FLOPS = 2.6e9
 #: on: the block kernel needs the list of update triples, built on its first call (at crystal
 #: 12³, 2.5·10⁶ triples: list and packing cost more than the factorization's arithmetic
 #: difference), which only repeated refactors pay back. Measured in one process, interleaved,
-#: first factorization supernodal / block: crystal 8³ (8.8·10⁷ flops) 0.89, 10³ 0.83, 12³ 0.55,
-#: 2-D grid 60² 0.85, 100² 0.59; below, crystal 6³ (1.7·10⁷) 1.33, grid 30² (4.3·10⁷) 1.22.
-SUPERNODAL_FIRST_MIN_FLOPS = 6e7
+#: one BLAS thread (:data:`SUPERNODAL_BLAS_THREADS`), first factorization supernodal / block:
+#: crystal 10³ (3.7·10⁸ flops) 0.96, 12³ 0.80, 2-D grid 60² (4.2·10⁸) 1.03, 100² 0.82; below,
+#: crystal 8³ (8.8·10⁷) 1.50, grid 32² (5.3·10⁷) 1.92, 45² (1.6·10⁸) 1.08.
+SUPERNODAL_FIRST_MIN_FLOPS = 3e8
 
 
 def use_supernodal(an, work, first: bool = False) -> bool:
@@ -149,6 +151,32 @@ def _first_supernodal(an, work) -> bool:
     return use_supernodal(an, work, first=True) and not use_supernodal(an, work)
 
 
+#: BLAS threads of the supernodal kernel's panel products (its ``R × R`` updates call the BLAS
+#: that SciPy ships, OpenBLAS, through numba): set with ``threadpoolctl`` around each supernodal
+#: factorization; ``None`` leaves the library's own setting (by default one thread per core).
+#: One thread by default: OpenBLAS's threads wait for each other between the many small and
+#: middle-sized panels, and on a machine with other work they are descheduled while the
+#: others spin. Measured on 2 cores at load 3 (one process, other jobs running): crystal 22³
+#: refactor 1.57 s with one thread against 8.2-20.7 s with two, crystal 12³ first
+#: factorization 72-92 ms against 1.3-2.7 s, a 2-D grid 32² 8.5 against 314 ms.
+SUPERNODAL_BLAS_THREADS: int | None = 1
+_BLAS_CONTROLLER = None
+
+
+def _blas_threads():
+    """Context limiting the BLAS to :data:`SUPERNODAL_BLAS_THREADS` threads (about 13 µs; a
+    no-op when it is ``None``). The limit is process-wide while it holds: a thread of yours
+    that calls BLAS at the same time gets it too."""
+    global _BLAS_CONTROLLER
+    if SUPERNODAL_BLAS_THREADS is None:
+        return contextlib.nullcontext()
+    if _BLAS_CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS_CONTROLLER = ThreadpoolController()
+    return _BLAS_CONTROLLER.limit(limits=SUPERNODAL_BLAS_THREADS, user_api="blas")
+
+
 def _supernodal_plan(an, work) -> tuple:
     """:func:`graphsolve.kernels.supernodal.plan`, made once per factorization (cached in its
     work buffers)."""
@@ -165,7 +193,8 @@ def _factor_supernodal(an, gat, D, Dlu, piv, L, U, work, rtol) -> tuple:
     none = np.zeros(0, np.int64)                # the update triples are never listed
     sym = (an.order, an.block_sizes, an.d_ptr, an.x_ptr, an.fe_child, an.fe_ptr, an.child_ptr,
            none, none, none)        # the update counts are not needed either (computed lazily)
-    status, sq = _factor_sn(sym, sn, D, Dlu, piv, L, U, float(rtol), scratch, gat)
+    with _blas_threads():
+        status, sq = _factor_sn(sym, sn, D, Dlu, piv, L, U, float(rtol), scratch, gat)
     if status < 0:
         return status, int(an.child_ptr[-1]), an.n_updates, sq
     scalings = int(an.child_ptr[status + 1])

@@ -287,6 +287,8 @@ def test_first_factorization_of_six_by_six_is_supernodal(monkeypatch):
     through a singular first factorization followed by a good refactor."""
     A = gs.random_block_matrix(gen.crystal(8), "spd", block_size=6, seed=3)
     an = gs.analyze(A, "nd")
+    # the threshold is a tuning constant: put this small factor above it
+    monkeypatch.setattr(C, "SUPERNODAL_FIRST_MIN_FLOPS", an.flops("ldlt") / 2)
     assert C.SUPERNODAL_FIRST_MIN_FLOPS <= an.flops("ldlt") < C.SUPERNODAL_VECTORIZED_MIN_FLOPS
     calls = []
     real = C._factor_supernodal
@@ -330,3 +332,31 @@ def test_first_factorization_threshold(monkeypatch):
     monkeypatch.setattr(C, "_factor_supernodal", lambda *args: calls.append(1))
     gs.factorize(A, method="ldlt", analysis=an, backend="compiled")
     assert not calls
+
+
+def test_supernodal_factorization_runs_with_the_blas_thread_limit(monkeypatch):
+    """The supernodal kernel's BLAS runs under SUPERNODAL_BLAS_THREADS threads (threadpoolctl,
+    restored afterwards); None leaves the library's setting alone."""
+    from threadpoolctl import threadpool_info
+
+    A = gs.random_block_matrix(gen.crystal(8), "spd", block_size=6, seed=3)
+    an = gs.analyze(A, "nd")
+    monkeypatch.setattr(C, "SUPERNODAL_FIRST_MIN_FLOPS", 0.0)
+    seen = []
+    real = C._factor_sn
+
+    def spy(*args):
+        seen.append({i["filepath"]: i["num_threads"] for i in threadpool_info()
+                     if i["user_api"] == "blas"})
+        return real(*args)
+
+    monkeypatch.setattr(C, "_factor_sn", spy)
+    before = {i["filepath"]: i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+    x = gs.factorize(A, analysis=an).solve(np.ones(A.shape[0]))
+    assert seen and all(n == C.SUPERNODAL_BLAS_THREADS for n in seen[-1].values())
+    assert {i["filepath"]: i["num_threads"] for i in threadpool_info()
+            if i["user_api"] == "blas"} == before
+    np.testing.assert_allclose(A.to_scipy() @ x, 1.0, atol=1e-8)
+    monkeypatch.setattr(C, "SUPERNODAL_BLAS_THREADS", None)
+    gs.factorize(A, analysis=an)
+    assert seen[-1] == before
