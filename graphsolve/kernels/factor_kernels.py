@@ -3,9 +3,11 @@
 :func:`_factor` runs the elimination for any block sizes, or for uniform ``BS×BS`` blocks when
 ``BS`` is passed as a literal (fixed trip counts in the inlined block loops; uniform 6×6 blocks
 use the vectorized operations of :mod:`graphsolve.kernels.simd`); :func:`_factor_pair` is the
-same loop for blocks of exactly two sizes (bodies and joints of a KKT matrix). Both first load
-the buffers from the matrix's flat values (:func:`_gather`) unless they are preloaded, and do
-each pair's scaling with the pair step :func:`_scale_pair_py`. :func:`_factor_sn` is the load
+same loop for blocks of exactly two sizes (bodies and joints of a KKT matrix). The generic
+:func:`_factor` (``BS = 0``) runs the pivots of :data:`FIXED_PIVOT_SIZES` and the pairs of
+:data:`FIXED_PAIR_SIZES` as fixed-size copies (matrices that mix three or more sizes, e.g.
+contacts). Both first load the buffers from the matrix's flat values (:func:`_gather`) unless
+they are preloaded, and do each pair's scaling with the pair step :func:`_scale_pair_py`. :func:`_factor_sn` is the load
 followed by the supernodal LDLᵀ kernel (:mod:`graphsolve.kernels.supernodal`).
 
 These are called from the entry points of :mod:`graphsolve.kernels.specializations` (one per
@@ -49,10 +51,12 @@ def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep,
     ``FI``, ``FC`` > 0 fix ``si``, ``sc`` (literal sizes: fixed trip counts; ``0``: generic).
     Two compiled forms of this one function:
 
-    - :func:`_scale_pair_inline` (numba IR inlining: the fastest code) at the single call
-      site of :func:`_factor` (and of the tree kernel's indefinite branch);
-    - :func:`_scale_pair`, compiled once per pair of literal sizes and inlined by LLVM
-      (``forceinline``), at the three call sites of :func:`_factor_pair`.
+    - :func:`_scale_pair_inline` (numba IR inlining: the fastest code) at one call site of
+      :func:`_factor` (its runtime-size or uniform pairs; and of the tree kernel's indefinite
+      branch);
+    - :func:`_scale_pair`, compiled once and inlined by LLVM (``forceinline``, the literal
+      sizes fold), at the three call sites of :func:`_factor_pair` and at the fixed-size
+      pairs of the generic :func:`_factor` (:func:`_scale_pair_sized`).
 
     numba's IR inlining re-processes the callee and its nested helpers at every call site, so
     it is used at one site per kernel only: at all three sites of every pair kernel the cold
@@ -143,7 +147,7 @@ def _finish_pivot_sized(Di, lu_i, piv_i, si, symmetric, rtol):
         return _finish_pivot_fixed(Di, lu_i, piv_i, si, symmetric, rtol, 4)
     if si == 8:
         return _finish_pivot_fixed(Di, lu_i, piv_i, si, symmetric, rtol, 8)
-    return _finish_pivot_fixed(Di, lu_i, piv_i, si, symmetric, rtol, 0)
+    return _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol)      # inlined by numba
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST, inline="always")
@@ -178,8 +182,8 @@ def _scale_pair_sized(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, ke
             _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 6, 4)
         else:
             _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 4, 6)
-    else:
-        _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 0, 0)
+    else:                               # the runtime-size code, inlined by numba (one site)
+        _scale_pair_inline(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 0, 0)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
