@@ -3,9 +3,11 @@
 :func:`_factor` runs the elimination for any block sizes, or for uniform ``BS×BS`` blocks when
 ``BS`` is passed as a literal (fixed trip counts in the inlined block loops; uniform 6×6 blocks
 use the vectorized operations of :mod:`graphsolve.kernels.simd`); :func:`_factor_pair` is the
-same loop for blocks of exactly two sizes (bodies and joints of a KKT matrix). Both first load
-the buffers from the matrix's flat values (:func:`_gather`) unless they are preloaded, and do
-each pair's scaling with the pair step :func:`_scale_pair_py`. :func:`_factor_sn` is the load
+same loop for blocks of exactly two sizes (bodies and joints of a KKT matrix). The generic
+:func:`_factor` (``BS = 0``) runs the pivots of :data:`FIXED_PIVOT_SIZES` and the pairs of
+:data:`FIXED_PAIR_SIZES` as fixed-size copies (matrices that mix three or more sizes, e.g.
+contacts). Both first load the buffers from the matrix's flat values (:func:`_gather`) unless
+they are preloaded, and do each pair's scaling with the pair step :func:`_scale_pair_py`. :func:`_factor_sn` is the load
 followed by the supernodal LDLᵀ kernel (:mod:`graphsolve.kernels.supernodal`).
 
 These are called from the entry points of :mod:`graphsolve.kernels.specializations` (one per
@@ -49,10 +51,12 @@ def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep,
     ``FI``, ``FC`` > 0 fix ``si``, ``sc`` (literal sizes: fixed trip counts; ``0``: generic).
     Two compiled forms of this one function:
 
-    - :func:`_scale_pair_inline` (numba IR inlining: the fastest code) at the single call
-      site of :func:`_factor` (and of the tree kernel's indefinite branch);
-    - :func:`_scale_pair`, compiled once per pair of literal sizes and inlined by LLVM
-      (``forceinline``), at the three call sites of :func:`_factor_pair`.
+    - :func:`_scale_pair_inline` (numba IR inlining: the fastest code) at one call site of
+      :func:`_factor` (its runtime-size or uniform pairs; and of the tree kernel's indefinite
+      branch);
+    - :func:`_scale_pair`, compiled once and inlined by LLVM (``forceinline``, the literal
+      sizes fold), at the three call sites of :func:`_factor_pair` and at the fixed-size
+      pairs of the generic :func:`_factor` (:func:`_scale_pair_sized`).
 
     numba's IR inlining re-processes the callee and its nested helpers at every call site, so
     it is used at one site per kernel only: at all three sites of every pair kernel the cold
@@ -96,6 +100,90 @@ _scale_pair = njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST, 
     _scale_pair_py)
 #: :func:`_scale_pair_py` inlined by numba (one site per kernel)
 _scale_pair_inline = njit(error_model="numpy", fastmath=_FAST, inline="always")(_scale_pair_py)
+
+#: Pivot sizes that the generic kernel (``BS = 0``) factors as fixed-size code (a copy of the
+#: pivot factor with the size as a constant: fixed trip counts, no mispredicted loop exits when
+#: the sizes alternate along the elimination order); other sizes run the runtime-size loops.
+#: Joints (1-5), bodies (6) and contact groups (2, and ``4 + 2m`` for m = 2, 4 friction
+#: directions) of the dynamics' KKT matrices.
+FIXED_PIVOT_SIZES = (1, 2, 3, 4, 5, 6, 8, 12)
+#: Pairs ``(i, c)`` that the generic kernel scales as fixed-size code: a 6×6 block (a rigid
+#: body) with a block of size 1-6, either way round. (Fixed-size copies of the pairs of a 6×6
+#: with an 8×8 or 12×12 block were measured slower than the runtime-size loops: the unrolled
+#: triangular solves outgrow the registers.)
+FIXED_PAIR_SIZES = (1, 2, 3, 4, 5, 6)
+
+
+def _finish_pivot_py(Di, lu_i, piv_i, si, symmetric, rtol, FS):
+    """:func:`~graphsolve.kernels.blocks._finish_pivot` with the size ``FS`` if > 0."""
+    if FS > 0:
+        si = FS
+    return _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol)
+
+
+#: :func:`_finish_pivot_py` compiled once, inlined by LLVM (the literal ``FS`` folds)
+_finish_pivot_fixed = njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST,
+                           forceinline=True)(_finish_pivot_py)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _finish_pivot_sized(Di, lu_i, piv_i, si, symmetric, rtol):
+    """:func:`~graphsolve.kernels.blocks._finish_pivot` of an ``si×si`` pivot: a fixed-size
+    copy for each size of :data:`FIXED_PIVOT_SIZES`, the runtime-size code otherwise (the
+    same operations in the same order either way)."""
+    if si == 6:
+        return _finish_pivot_fixed(Di, lu_i, piv_i, si, symmetric, rtol, 6)
+    if si == 3:
+        return _finish_pivot_fixed(Di, lu_i, piv_i, si, symmetric, rtol, 3)
+    if si == 12:
+        return _finish_pivot_fixed(Di, lu_i, piv_i, si, symmetric, rtol, 12)
+    if si == 5:
+        return _finish_pivot_fixed(Di, lu_i, piv_i, si, symmetric, rtol, 5)
+    if si == 1:
+        return _finish_pivot_fixed(Di, lu_i, piv_i, si, symmetric, rtol, 1)
+    if si == 2:
+        return _finish_pivot_fixed(Di, lu_i, piv_i, si, symmetric, rtol, 2)
+    if si == 4:
+        return _finish_pivot_fixed(Di, lu_i, piv_i, si, symmetric, rtol, 4)
+    if si == 8:
+        return _finish_pivot_fixed(Di, lu_i, piv_i, si, symmetric, rtol, 8)
+    return _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol)      # inlined by numba
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _scale_pair_sized(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep):
+    """:func:`_scale_pair` of an ``si×sc`` pair: a fixed-size copy for the pairs of
+    :data:`FIXED_PAIR_SIZES`, the runtime-size code otherwise."""
+    o = sc if si == 6 else (si if sc == 6 else 0)
+    if o == 6:
+        _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 6, 6)
+    elif o == 3:
+        if si == 6:
+            _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 6, 3)
+        else:
+            _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 3, 6)
+    elif o == 5:
+        if si == 6:
+            _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 6, 5)
+        else:
+            _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 5, 6)
+    elif o == 1:
+        if si == 6:
+            _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 6, 1)
+        else:
+            _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 1, 6)
+    elif o == 2:
+        if si == 6:
+            _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 6, 2)
+        else:
+            _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 2, 6)
+    elif o == 4:
+        if si == 6:
+            _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 6, 4)
+        else:
+            _scale_pair(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 4, 6)
+    else:                               # the runtime-size code, inlined by numba (one site)
+        _scale_pair_inline(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 0, 0)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
@@ -206,12 +294,22 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
                     _matmul(L_c1c2, Dc2, w1, sc, s2, s2)
                     _sub_matmul(S, w1, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], sc, s2, si, False)
                 n_updates += 1
-            _scale_pair_inline(T, S, Di, Dlu[d_ptr[c1]:d_ptr[c1] + sc * sc],
-                               piv[x_ptr[c1]:x_ptr[c1 + 1]], si, sc, symmetric, w2, implicit,
-                               keep, BS, BS)
+            if BS == 0:
+                _scale_pair_sized(T, S, Di, Dlu[d_ptr[c1]:d_ptr[c1] + sc * sc],
+                                  piv[x_ptr[c1]:x_ptr[c1 + 1]], si, sc, symmetric, w2, implicit,
+                                  keep)
+            else:
+                _scale_pair_inline(T, S, Di, Dlu[d_ptr[c1]:d_ptr[c1] + sc * sc],
+                                   piv[x_ptr[c1]:x_ptr[c1 + 1]], si, sc, symmetric, w2,
+                                   implicit, keep, BS, BS)
             n_scalings += 1
-        if not _finish_pivot(Di, Dlu[d_ptr[i]:d_ptr[i] + si * si], piv[x_ptr[i]:x_ptr[i + 1]], si,
-                             symmetric, rtol):
+        if BS == 0:
+            ok = _finish_pivot_sized(Di, Dlu[d_ptr[i]:d_ptr[i] + si * si],
+                                     piv[x_ptr[i]:x_ptr[i + 1]], si, symmetric, rtol)
+        else:
+            ok = _finish_pivot(Di, Dlu[d_ptr[i]:d_ptr[i] + si * si], piv[x_ptr[i]:x_ptr[i + 1]],
+                               si, symmetric, rtol)
+        if not ok:
             return k, n_scalings, n_updates, sq
     return -1, n_scalings, n_updates, sq
 
