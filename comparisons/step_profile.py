@@ -72,16 +72,19 @@ graphsolve solves and refinement residuals per iteration (the compiled interior 
 the same predictor solve, corrector solve, up to three refinement solves, and centring
 retry, :mod:`dynamics.maximal.interior_point_kernels`). Share = unit cost × calls per step;
 ``rest`` = total − the shares: the line search's and interior point's own arithmetic, the
-update rules, argument passing and the Python of ``run`` (recording, the step call). That
-rest is split by two more timings of the same steps: ``step_call_us``, calling the compiled
-step directly from Python in a loop (:func:`direct_step_seconds`), and ``kernel_us``, the
-whole-step kernel called in a loop inside numba (:func:`kernel_step_seconds`):
-``python_run_us = us_per_step - step_call_us`` (``run``'s and ``step``'s Python),
-``call_overhead_us = step_call_us - kernel_us`` (the StepSystem method and the call into
-numba: unboxing some thirty arguments) and ``kernel_rest_us = kernel_us -`` the shares (the
-compiled step's own line search, interior-point arithmetic, update rules and setup beyond
-the constraint Jacobians). These three are measured differences, so noise can make a small
-one negative.
+update rules and what ``run`` adds per step. That rest is split by a timing of the
+whole-step kernel called in a loop inside numba (``kernel_us``,
+:func:`kernel_step_seconds`): ``kernel_rest_us = kernel_us -`` the shares (the compiled
+step's own line search, interior-point arithmetic, update rules and setup beyond the
+constraint Jacobians) and ``python_run_us = us_per_step - kernel_us`` (what ``run`` adds to
+the step kernel: its compiled step loop's recording and chunk calls, and the Python around
+them). A third timing, ``step_call_us``, calls the compiled step directly from Python in a
+loop (:func:`direct_step_seconds`): ``call_overhead_us = step_call_us - kernel_us`` is what
+one Python-driven :meth:`~dynamics.maximal.Simulation.step` pays on top of its kernel (the
+StepSystem method and the call into numba: unboxing some thirty arguments), i.e. what ``run``
+with a controller pays per step and ``run`` without one does not (its loop is compiled); it
+is not part of ``rest``. These are measured differences, so noise can make a small one
+negative.
 """
 from __future__ import annotations
 
@@ -493,7 +496,7 @@ def profile_case(name: str, spec, dt: float = 0.01, steps: int = 1000, repeats: 
             "line_search_us": None, "rest_us": comp_us - sum(shares.values()),
             "step_call_us": call_us, "kernel_us": kernel_us,
             "kernel_rest_us": kernel_us - sum(shares.values()),
-            "call_overhead_us": call_us - kernel_us, "python_run_us": comp_us - call_us,
+            "call_overhead_us": call_us - kernel_us, "python_run_us": comp_us - kernel_us,
             "residuals_per_step": residuals, "factors_per_step": its,
             "solves_per_step": solves, "refinements_per_step": refinements,
             **{f"unit_{k}_us": v for k, v in unit.items()}}
@@ -518,7 +521,7 @@ def run_step_profile(cases: dict | None = None, dt: float = 0.01, steps: int = 1
 
 
 #: The compiled rest's parts (columns ``<part>_us``), in table order.
-_REST = ("kernel_rest", "call_overhead", "python_run")
+_REST = ("kernel_rest", "python_run", "call_overhead")
 
 
 def _cell(row: dict, group: str) -> str:
@@ -532,14 +535,15 @@ def _cell(row: dict, group: str) -> str:
 def markdown_table(rows: list[dict]) -> str:
     """Per case and path: CPU µs per step (the compiled one's speed-up over the reference row
     above it), iterations per step and every group's µs per step
-    (its share of the step in parentheses), and the compiled rest split into the kernel's own,
-    the call into numba and the Python of ``run`` (the reference path's rest is all Python);
-    failed cases as a note."""
+    (its share of the step in parentheses), the compiled rest split into the kernel's own and
+    what ``run`` adds, and the extra of a Python-driven ``step()`` call (not part of ``run``
+    without a controller; the reference path's rest is all Python); failed cases as a note."""
     names = {"setup": "setup", "residual": "residual", "assembly": "assembly",
              "factor": "factor", "solve": "solve", "line_search": "line search",
              "rest": "rest"}
     head = ("| case | path | µs/step | iterations | " + " | ".join(names[g] for g in GROUPS)
-            + " | rest: in the kernel | rest: call into numba | rest: Python in `run` |")
+            + " | rest: in the kernel | rest: `run` beyond the kernel"
+            + " | a `step()` call's extra (not in `run`) |")
     lines = [head, "|" + "---|" * (7 + len(GROUPS))]
     before = {}
     for r in rows:
