@@ -360,9 +360,9 @@ def direct_step_seconds(make, steps: int, warm: int = 5, repeats: int = 3) -> fl
     """Best CPU seconds per step of calling the compiled step itself from Python
     (``sim.system.step_compiled``, or ``contact_step`` with contacts) ``steps`` times, from the
     state of ``make()`` after ``warm`` steps of ``run`` (a fresh simulation per repeat, the
-    start of :func:`profile_case`'s timed runs), with the simulation's settings.
-    ``Simulation.run``'s time per step minus this is the Python of ``run`` and ``step``
-    (recording, error checks, the call chain)."""
+    start of :func:`profile_case`'s timed runs), with the simulation's settings. This minus
+    the kernel's own time (:func:`kernel_step_seconds`) is what a Python-driven step pays on
+    top of its kernel (the StepSystem method, the call into numba)."""
     best = np.inf
     enabled = gc.isenabled()
     gc.disable()
