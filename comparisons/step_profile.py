@@ -148,22 +148,35 @@ def reference_simulation(spec, dt: float = 0.01) -> Simulation:
     return sim
 
 
+@contextmanager
+def _gc_off():
+    """The garbage collector off while timing (restored afterwards)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _warmed(make, warm: int, repeats: int):
+    """``repeats`` fresh simulations ``make()``, each after ``warm`` untimed steps of ``run``."""
+    for _ in range(repeats):
+        sim = make()
+        sim.run(warm, progress=False)
+        yield sim
+
+
 def _timed_run(make, steps: int, warm: int, repeats: int):
     """Best CPU seconds per step of ``make().run(steps)`` after ``warm`` untimed steps (a fresh
     simulation per repeat, the GC off), the last trajectory and simulation."""
     best, traj, sim = np.inf, None, None
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            sim = make()
-            sim.run(warm, progress=False)
+    with _gc_off():
+        for sim in _warmed(make, warm, repeats):
             start = time.process_time()
             traj = sim.run(steps, progress=False)
             best = min(best, time.process_time() - start)
-    finally:
-        if enabled:
-            gc.enable()
     return best / steps, traj, sim
 
 
@@ -190,15 +203,10 @@ def profile_reference(sim: Simulation, steps: int) -> dict:
         If the NumPy reference residual was never called (the run took another path).
     """
     prof = cProfile.Profile(time.process_time)
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with _gc_off():
         prof.enable()
         traj = sim.run(steps, progress=False)
         prof.disable()
-    finally:
-        if enabled:
-            gc.enable()
     st = pstats.Stats(prof).stats
     SS, SIM = "dynamics/maximal/step_system.py", "dynamics/maximal/simulation.py"
     CK = "dynamics/maximal/contact_kernels.py"
@@ -364,12 +372,8 @@ def direct_step_seconds(make, steps: int, warm: int = 5, repeats: int = 3) -> fl
     the kernel's own time (:func:`kernel_step_seconds`) is what a Python-driven step pays on
     top of its kernel (the StepSystem method, the call into numba)."""
     best = np.inf
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            sim = make()
-            sim.run(warm, progress=False)
+    with _gc_off():
+        for sim in _warmed(make, warm, repeats):
             S = sim.system
             lam = getattr(sim, "_lam", np.zeros((len(sim.model.joints), 6)))
             x, q, v, w, lam = (np.array(a) for a in (sim.x, sim.q, sim.v, sim.w, lam))
@@ -389,9 +393,6 @@ def direct_step_seconds(make, steps: int, warm: int = 5, repeats: int = 3) -> fl
                 if code != nk.NewtonStatus.CONVERGED:
                     raise RuntimeError(f"the compiled step returned status {code}")
             best = min(best, time.process_time() - start)
-    finally:
-        if enabled:
-            gc.enable()
     return best / steps
 
 
@@ -424,12 +425,8 @@ def kernel_step_seconds(make, steps: int, warm: int = 5, repeats: int = 3) -> fl
         If no whole-step kernel was called or a step did not converge.
     """
     best = np.inf
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            sim = make()
-            sim.run(warm, progress=False)
+    with _gc_off():
+        for sim in _warmed(make, warm, repeats):
             calls = {name: [] for name in _STEP_KERNELS}
             with _capture(stepmod, _STEP_KERNELS[0], calls[_STEP_KERNELS[0]]), \
                     _capture(stepmod, _STEP_KERNELS[1], calls[_STEP_KERNELS[1]]), \
@@ -446,9 +443,6 @@ def kernel_step_seconds(make, steps: int, warm: int = 5, repeats: int = 3) -> fl
             best = min(best, time.process_time() - start)
             if bad:
                 raise RuntimeError(f"{bad} compiled steps did not converge")
-    finally:
-        if enabled:
-            gc.enable()
     return best / steps
 
 

@@ -7,8 +7,9 @@ same loop for blocks of exactly two sizes (bodies and joints of a KKT matrix). T
 :func:`_factor` (``BS = 0``) runs the pivots of :data:`FIXED_PIVOT_SIZES` and the pairs of
 :data:`FIXED_PAIR_SIZES` as fixed-size copies (matrices that mix three or more sizes, e.g.
 contacts). Both first load the buffers from the matrix's flat values (:func:`_gather`) unless
-they are preloaded, and do each pair's scaling with the pair step :func:`_scale_pair_py`. :func:`_factor_sn` is the load
-followed by the supernodal LDLᵀ kernel (:mod:`graphsolve.kernels.supernodal`).
+they are preloaded, and do each pair's scaling with the pair step :func:`_scale_pair_py`.
+:func:`_factor_sn` is the load followed by the supernodal LDLᵀ kernel
+(:mod:`graphsolve.kernels.supernodal`).
 
 These are called from the entry points of :mod:`graphsolve.kernels.specializations` (one per
 block-size specialization) and from the batch kernels; the uniform 6×6 LDLᵀ of a tree has its
