@@ -77,12 +77,12 @@ class Factorization:
                  pivot_rtol: float = PIVOT_RTOL):
         self._setup(analysis, method, backend, pivot_rtol)
         an = analysis
-        # zeroed, untouched pages: U is never written in LDLᵀ
-        self._D = _zeros(int(an.d_ptr[-1]))
-        self._Dlu = _zeros(int(an.d_ptr[-1]))
+        # pages made up front for what the factorization writes; U is never written in LDLᵀ
+        self._D = _zeros(int(an.d_ptr[-1]), populate=True)
+        self._Dlu = _zeros(int(an.d_ptr[-1]), populate=True)
         self._piv = np.zeros(an.N, dtype=np.int32)
-        self._L = _zeros(int(an.fe_ptr[-1]))
-        self._U = _zeros(int(an.fe_ptr[-1]))
+        self._L = _zeros(int(an.fe_ptr[-1]), populate=True)
+        self._U = _zeros(int(an.fe_ptr[-1]), populate=method == "ldu")
         self._work = self._kernel.work_buffers(analysis)
 
     def _setup(self, analysis: Analysis, method: str, backend: str, pivot_rtol: float) -> None:
@@ -472,18 +472,24 @@ class Factorization:
 SMALL_PAGES_BYTES = 1 << 22
 
 
-def _zeros(n: int) -> np.ndarray:
-    """``n`` float64 zeros whose pages are mapped on first write.
+def _zeros(n: int, populate: bool = False) -> np.ndarray:
+    """``n`` float64 zeros; ``populate``: for a buffer the factorization will write in full.
 
-    Past :data:`SMALL_PAGES_BYTES` the buffer is an anonymous mapping advised
-    ``MADV_NOHUGEPAGE``, where NumPy would ask for transparent huge pages. On the virtual
-    machines we benchmark on, the first write to a fresh 2 MiB page is slow enough that a
-    first factorization of crystal 22³ (300 MB of factor) took 0.4-0.5 s longer than a refactor
-    in huge pages and 0.1-0.2 s longer in base pages, while the refactor itself differed by
-    1-2 %. Platforms without ``madvise`` get ``np.zeros``.
+    Past :data:`SMALL_PAGES_BYTES` the buffer is an anonymous mapping of its own, in base
+    (4 KiB) pages where NumPy would ask for transparent huge pages: on the virtual machines we
+    benchmark on, the first write to a fresh 2 MiB page can stall on memory compaction (a first
+    factorization of crystal 22³, 300 MB of factor, once took 0.4-0.5 s longer than a refactor
+    in huge pages). A ``populate``\ d mapping (``MAP_POPULATE``) has its pages made by the
+    kernel in one call, which costs a fraction of faulting them in one by one from the
+    factor kernel: 117 MB (a 10⁵-node path's factor) 60-80 ms against 140-180 ms, measured
+    2026-11-26. Buffers that may stay unwritten (``U`` of an LDLᵀ factor) keep their pages
+    unmapped until written. Platforms without these flags get ``np.zeros``.
     """
     if 8 * n < SMALL_PAGES_BYTES or not hasattr(mmap, "MADV_NOHUGEPAGE"):
         return np.zeros(n)
+    if populate and hasattr(mmap, "MAP_POPULATE"):
+        flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | mmap.MAP_POPULATE
+        return np.frombuffer(mmap.mmap(-1, 8 * n, flags=flags), np.float64, n)
     buf = mmap.mmap(-1, 8 * n)
     buf.madvise(mmap.MADV_NOHUGEPAGE)
     return np.frombuffer(buf, np.float64, n)

@@ -1152,10 +1152,12 @@ def test_pickled_factorization_solves_and_refactors(backend, kind):
     np.testing.assert_array_equal(an2.order, F.analysis.order)
 
 
-@pytest.mark.parametrize("kind", ["spd", "unsymmetric"])
-def test_factor_buffers_in_base_pages_factor_refactor_and_pickle(monkeypatch, kind):
-    """With every factor buffer an anonymous mapping in base pages (the large-factor path of
-    ``graphsolve.factor._zeros``), factor, refactor, solve and pickle agree with SciPy."""
+@pytest.mark.parametrize(("kind", "method"),
+                         [("spd", "auto"), ("unsymmetric", "auto"), ("unsymmetric", "ldu")])
+def test_factor_buffers_in_base_pages_factor_refactor_and_pickle(monkeypatch, kind, method):
+    """With every factor buffer an anonymous mapping (the large-factor path of
+    ``graphsolve.factor._zeros``: populated up front, or, ``U`` of a factorization begun as
+    LDLᵀ, mapped on first write), factor, refactor, solve and pickle agree with SciPy."""
     import mmap
     import pickle
 
@@ -1163,7 +1165,7 @@ def test_factor_buffers_in_base_pages_factor_refactor_and_pickle(monkeypatch, ki
 
     monkeypatch.setattr(factor_module, "SMALL_PAGES_BYTES", 0)
     A = gs.random_block_matrix(gen.net(5), kind, block_size=3, seed=7)
-    F = gs.factorize(A)
+    F = gs.factorize(A, method=method)
     if hasattr(mmap, "MADV_NOHUGEPAGE"):
         assert isinstance(F._L.base.obj, mmap.mmap) and F._L.flags.writeable
     b = rhs(A.shape[0])
@@ -1173,6 +1175,20 @@ def test_factor_buffers_in_base_pages_factor_refactor_and_pickle(monkeypatch, ki
     np.testing.assert_allclose(F.refactor(B).solve(b), x / 4.0, rtol=1e-9)
     F2 = pickle.loads(pickle.dumps(F))
     np.testing.assert_array_equal(F2.solve(b), F.solve(b))
+
+
+@pytest.mark.parametrize("populate", [False, True])
+def test_zeros_large_buffers_are_writable_zeros(monkeypatch, populate):
+    """``_zeros`` past ``SMALL_PAGES_BYTES``, populated or not: ``n`` writable float64 zeros
+    that keep what is written (its own mapping, not a shared or read-only one)."""
+    import graphsolve.factor as factor_module
+
+    monkeypatch.setattr(factor_module, "SMALL_PAGES_BYTES", 0)
+    z = factor_module._zeros(1000, populate=populate)
+    assert z.shape == (1000,) and z.dtype == np.float64 and not z.any()
+    z[::7] = 3.0
+    other = factor_module._zeros(1000, populate=populate)
+    assert z.sum() == 3.0 * len(range(0, 1000, 7)) and not other.any()
 
 
 @pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")   # np.matrix
