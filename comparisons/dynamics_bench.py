@@ -55,8 +55,10 @@ def _best_of(fns, repeats):
 
 def _maximal(spec, dt, steps, repeats):
     sim = Simulation(spec, dt=dt)
-    sim.run(5, progress=False)                                # compile + warm caches
     state = (sim.x.copy(), sim.q.copy(), sim.v.copy(), sim.w.copy())
+    sim.run(5, progress=False)                                # compile + warm caches: run's
+    sim.step()                                                # loop and step()'s kernel
+    sim.set_state(*state, project=False)
     iters = []
 
     def loop():
@@ -154,11 +156,12 @@ def ratio_summary(rows: list[dict], solver: str = "maximal") -> list[dict]:
     return out
 
 
-def linear_slope(rows: list[dict], solver: str, joint: str) -> float:
-    """Slope of log(time) against log(n) for n >= 10: 1 for linear complexity."""
+def linear_slope(rows: list[dict], solver: str, joint: str, key: str = "best_s") -> float:
+    """Slope of log(time) against log(n) for n >= 10: 1 for linear complexity. ``key`` is the
+    time column (``best_s``: the stepping loop; ``run_best_s``: ``Simulation.run``)."""
     ok = [r for r in rows if r["solver"] == solver and r["joint"] == joint
-          and r["status"] == "ok"]
-    return loglog_slope([r["n"] for r in ok], [r["best_s"] for r in ok], min_size=10)
+          and r["status"] == "ok" and key in r]
+    return loglog_slope([r["n"] for r in ok], [r[key] for r in ok], min_size=10)
 
 
 def plot_pendulum_benchmark(rows: list[dict], path, versions: dict | None = None) -> None:

@@ -479,7 +479,7 @@ def _zeros(n: int, populate: bool = False) -> np.ndarray:
     (4 KiB) pages where NumPy would ask for transparent huge pages: on the virtual machines we
     benchmark on, the first write to a fresh 2 MiB page can stall on memory compaction (a first
     factorization of crystal 22³, 300 MB of factor, once took 0.4-0.5 s longer than a refactor
-    in huge pages). A ``populate``\ d mapping (``MAP_POPULATE``) has its pages made by the
+    in huge pages). A populated mapping (``MAP_POPULATE``) has its pages made by the
     kernel in one call, which costs a fraction of faulting them in one by one from the
     factor kernel: 117 MB (a 10⁵-node path's factor) 60-80 ms against 140-180 ms, measured
     2026-11-26. Buffers that may stay unwritten (``U`` of an LDLᵀ factor) keep their pages
