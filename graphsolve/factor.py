@@ -77,13 +77,17 @@ class Factorization:
                  pivot_rtol: float = PIVOT_RTOL):
         self._setup(analysis, method, backend, pivot_rtol)
         an = analysis
-        # pages made up front for what the factorization writes; U is never written in LDLᵀ
+        # pages made up front for what the factorization writes (U: LDU, and LDLᵀ's block
+        # kernels when the pattern has update triples)
+        self._work = self._kernel.work_buffers(analysis)
+        writes_upper = getattr(self._kernel, "writes_upper", None)
+        upper = method == "ldu" or (writes_upper is not None
+                                    and writes_upper(an, method == "ldlt", self._work))
         self._D = _zeros(int(an.d_ptr[-1]), populate=True)
         self._Dlu = _zeros(int(an.d_ptr[-1]), populate=True)
         self._piv = np.zeros(an.N, dtype=np.int32)
         self._L = _zeros(int(an.fe_ptr[-1]), populate=True)
-        self._U = _zeros(int(an.fe_ptr[-1]), populate=method == "ldu")
-        self._work = self._kernel.work_buffers(analysis)
+        self._U = _zeros(int(an.fe_ptr[-1]), populate=upper)
 
     def _setup(self, analysis: Analysis, method: str, backend: str, pivot_rtol: float) -> None:
         """Every attribute but the factor buffers (``_D``, ``_Dlu``, ``_piv``, ``_L``, ``_U``)

@@ -74,7 +74,8 @@ from .specializations import SPECIALIZED_SIZES as SPECIALIZED_SIZES
 from .tree6 import PREFETCH_NODES as PREFETCH_NODES
 
 __all__ = ["all_finite", "factor", "refactor", "solve", "factor_batch", "solve_batch",
-           "work_buffers"]
+           "work_buffers",
+           "writes_upper"]
 
 def work_buffers(an) -> tuple:
     """Two work buffers of ``max_size²`` for :func:`factor` (allocated once per
@@ -123,6 +124,17 @@ def use_supernodal(an, work, first: bool = False) -> bool:
             and an.flops("ldlt") >= SUPERNODAL_MIN_FLOPS_PER_NODE * an.n_nodes):
         return False
     return _supernodal_plan(an, work)[2] >= SUPERNODAL_MIN_WIDE_SHARE
+
+
+def writes_upper(an, symmetric: bool, work) -> bool:
+    """Whether the first factorization of ``an`` writes the ``U`` buffer: LDU always; LDLᵀ
+    only in the block kernels of a pattern with update triples (they keep ``L_ic2 D_c2`` in
+    ``U``), not in the supernodal kernel nor on a pattern without triples (trees).
+    :class:`~graphsolve.Factorization` maps the pages of the buffers a factorization writes up
+    front (an optional backend query: backends without it get ``U`` populated for LDU only)."""
+    if not symmetric:
+        return True
+    return an.n_updates > 0 and not use_supernodal(an, work, first=True)
 
 
 def _kernel_for(an, work, symmetric) -> tuple:
