@@ -1271,3 +1271,27 @@ def test_pivot_rtol_is_checked_before_any_work(bad):
         gs.factorize(A, pivot_rtol=bad)
     with pytest.raises(gs.GraphSolveError, match="pivot_rtol"):
         gs.allocate(gs.analyze(A), "ldu", "compiled", pivot_rtol=bad)
+
+
+@pytest.mark.parametrize(("graph", "kind", "supernodal"),
+                         [("path", "spd", False), ("ladder", "spd", False),
+                          ("net", "spd", False), ("net", "spd", True),
+                          ("ladder", "unsymmetric", False)])
+def test_writes_upper_says_whether_the_first_factorization_writes_u(monkeypatch, graph, kind,
+                                                                    supernodal):
+    """``compiled.writes_upper`` (which decides whether ``U``'s pages are made up front) holds
+    to what the kernels do: LDU writes ``U``; LDLᵀ only in the block kernels of a pattern with
+    update triples, not on trees and not in the supernodal kernel."""
+    from graphsolve.kernels import compiled
+
+    if supernodal:
+        for name in ("SUPERNODAL_MIN_FLOPS_PER_NODE", "SUPERNODAL_MIN_WIDE_SHARE",
+                     "SUPERNODAL_VECTORIZED_MIN_FLOPS", "SUPERNODAL_FIRST_MIN_FLOPS"):
+            monkeypatch.setattr(compiled, name, 0)
+    G = {"path": gen.path(12), "ladder": gen.ladder(8), "net": gen.net(5)}[graph]
+    A = gs.random_block_matrix(G, kind, block_size=6, seed=3)
+    an = gs.analyze(A, ordering="brudigam" if graph != "net" else "amd")
+    F = gs.factorize(A, analysis=an)
+    expected = compiled.writes_upper(an, F.method == "ldlt", compiled.work_buffers(an))
+    assert bool(np.any(F._U)) == expected
+    assert expected == (kind == "unsymmetric" or (graph != "path" and not supernodal))
