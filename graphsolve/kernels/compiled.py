@@ -116,12 +116,15 @@ def use_supernodal(an, work, first: bool = False) -> bool:
     factor, from :data:`SUPERNODAL_FIRST_MIN_FLOPS`).
 
     Patterns with little work per panel (small nets and crystals, ladders) and orders without
-    wide supernodes (the Brüdigam order) keep the block kernel, which is faster there."""
+    wide supernodes (the Brüdigam order) keep the block kernel, which is faster there. Trees
+    and other patterns without update triples are decided without counting the flops (an
+    elimination count: 0.1 s at 10⁶ nodes)."""
+    if an.n_updates == 0:
+        return False
     if an.uniform_block_size in SUPERNODAL_EXCLUDED_SIZES and an.flops("ldlt") < (
             SUPERNODAL_FIRST_MIN_FLOPS if first else SUPERNODAL_VECTORIZED_MIN_FLOPS):
         return False
-    if not (an.n_updates > 0
-            and an.flops("ldlt") >= SUPERNODAL_MIN_FLOPS_PER_NODE * an.n_nodes):
+    if an.flops("ldlt") < SUPERNODAL_MIN_FLOPS_PER_NODE * an.n_nodes:
         return False
     return _supernodal_plan(an, work)[2] >= SUPERNODAL_MIN_WIDE_SHARE
 
