@@ -298,7 +298,8 @@ def forced_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s
                        history, handle, data, mass, inertia, dt, gravity_wrench, joint_forces,
                        has_forces, parent, child, p_a, p_b, q_off, select, free, nc, dof, tdof,
                        rdof, rot_axis, spring, spring_offset, damper, pairs, coupling_dst,
-                       jrow, ptr_bj, ptr_jb, G, rate, external, damping, diag_const, coupling):
+                       jrow, ptr_bj, ptr_jb, G, rate, external, damping, diag_const, coupling,
+                       work):
     """One whole integrator step with joint springs, dampers and joint forces.
 
     :func:`.newton_kernels.step_kernel` with the applied forces of
@@ -306,10 +307,11 @@ def forced_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s
     (``joint_forces`` (n_joints, 6) read only if ``has_forces``). ``G``, ``rate``,
     ``external``, ``damping``, ``diag_const`` and ``coupling`` are work arrays (see
     :func:`applied_forces_kernel`; ``damping`` without rows for a mechanism without
-    dampers). Returns ``(code, iterations, position)`` as ``step_kernel``.
+    dampers); ``work``: :func:`.newton_kernels.newton_work`. Returns ``(code, iterations,
+    position)`` as ``step_kernel``.
     """
     x1, q1, body = start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt,
-                              parent, child, p_a, p_b, q_off, select, nc, jrow, G)
+                              parent, child, p_a, p_b, q_off, select, nc, jrow, G, work)
     if body >= 0:
         return _RATE_LIMIT, 0, body
     applied_forces_kernel(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child, p_a,
@@ -319,5 +321,5 @@ def forced_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s
     code, it, pos = newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v, w, mass,
                                   inertia, dt, False, external, damping, damping.shape[0] > 0,
                                   diag_const, G, parent, child, p_a, p_b, q_off, select, nc,
-                                  jrow, ptr_bj, ptr_jb)
+                                  jrow, ptr_bj, ptr_jb, work)
     return finish_step(code, it, pos, x, q, v, w, lam, x1, q1, s, nc, jrow)

@@ -57,28 +57,28 @@ WARM_FLOOR = 1e-3
 
 @njit(cache=True, error_model="numpy")
 def _ip_residual(s, barrier, x1, q1, v0, w0, dt, mass, inertia, external, damping, G, joints,
-                 groups, deriv):
-    """``f(s)`` with every complementarity row ``= barrier`` (``StepSystem.residual`` with
-    ``StepSystem.barrier``); the joints' constraint derivatives at ``z₂(s)`` go to ``deriv``."""
+                 groups, newton, f):
+    """``f(s)`` into ``f`` with every complementarity row ``= barrier`` (``StepSystem.residual``
+    with ``StepSystem.barrier``); ``newton``: :func:`.newton_kernels.newton_work`."""
     parent, child, p_a, p_b, q_off, select, nc, jrow = joints[:8]
-    f = _residual(s, x1, q1, v0, w0, mass, inertia, dt, False, external, damping,
-                  damping.shape[0] > 0, G, parent, child, p_a, p_b, q_off, select, nc, jrow,
-                  deriv, True)
+    _residual(s, x1, q1, v0, w0, mass, inertia, dt, False, external, damping,
+              damping.shape[0] > 0, G, parent, child, p_a, p_b, q_off, select, nc, jrow,
+              newton, f)
     for g in groups:
         (m, body, other, kind, point, radius, radius_b, half, friction, r0, P, diag_ptr,
          bc_a, cb_a, bc_b, cb_b) = g
         ck.contact_residual(s, x1, q1, dt, barrier, m, body, other, kind, point, radius,
                             radius_b, half, friction, r0, P, f)
-    return f
 
 
 @njit(cache=True, error_model="numpy")
-def _ip_jacobian(s, data, x1, q1, dt, mass, inertia, diag_const, G, joints, groups, deriv):
-    """``F(s)`` into the BlockMatrix buffer ``data`` (``StepSystem.jacobian``), the joints'
-    constraint derivatives at ``z₂(s)`` taken from ``deriv``."""
+def _ip_jacobian(s, data, x1, q1, dt, mass, inertia, diag_const, G, joints, groups, newton,
+                 constant):
+    """``F(s)`` into the BlockMatrix buffer ``data`` (``StepSystem.jacobian``; the constant
+    blocks ``-Gᵀ`` only with ``constant``, :func:`.newton_kernels._jacobian`)."""
     parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb = joints[:10]
     _jacobian(s, data, x1, q1, mass, inertia, dt, False, diag_const, G, parent, child, p_a,
-              p_b, q_off, select, nc, ptr_bj, ptr_jb, deriv, True)
+              p_b, q_off, select, nc, ptr_bj, ptr_jb, newton, constant)
     for g in groups:
         (m, body, other, kind, point, radius, radius_b, half, friction, r0, P, diag_ptr,
          bc_a, cb_a, bc_b, cb_b) = g
@@ -116,18 +116,21 @@ def _resolve(handle, rows, cols, data, rhs, x, refine, atol, r, rt, xt, tmp):
 @njit(cache=True, error_model="numpy")
 def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data, rows, cols,
                     x1, q1, v0, w0, dt, mass, inertia, external, damping, diag_const, G, joints,
-                    groups, pairs, work):
+                    groups, pairs, work, newton):
     """The interior-point loop of :meth:`.Simulation._interior_point` on ``s`` in place.
 
     ``pairs = (row, ia, ib, positive)``: the complementarity rows, the indices of their two
-    variables and all positive variables. Returns ``(code, iterations, position, target)``
-    (``target`` the centring target of a failed line search).
+    variables and all positive variables. ``work = (d_aff, centre, corrector, ds, r, rt, xt,
+    tmp)`` (``N`` each); ``newton``: :func:`.newton_kernels.newton_work` (its residual buffers
+    and trial too). Returns ``(code, iterations, position, target)`` (``target`` the centring
+    target of a failed line search).
     """
     row, ia, ib, positive = pairs
-    deriv, deriv_trial, d_aff, centre, corrector, ds, trial, r, rt, xt, tmp = work
+    d_aff, centre, corrector, ds, r, rt, xt, tmp = work
+    f, ft, trial = newton[0], newton[1], newton[2]
     target_min = 0.01 * tol
-    f = _ip_residual(s, 0.0, x1, q1, v0, w0, dt, mass, inertia, external, damping, G, joints,
-                     groups, deriv)
+    _ip_residual(s, 0.0, x1, q1, v0, w0, dt, mass, inertia, external, damping, G, joints,
+                 groups, newton, f)
     norm = _max_abs(f)
     history[0] = norm
     iters = 0
@@ -136,7 +139,8 @@ def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data
             return _ITERATION_CAP, iters, -1, 0.0
         mu = ck.mean_product(s, s, 0.0, ia, ib)
         # predictor (affine scaling) direction, without iterative refinement
-        _ip_jacobian(s, data, x1, q1, dt, mass, inertia, diag_const, G, joints, groups, deriv)
+        _ip_jacobian(s, data, x1, q1, dt, mass, inertia, diag_const, G, joints, groups, newton,
+                     iters == 0)
         for i in range(f.shape[0]):
             d_aff[i] = -f[i]
         status = refactor_solve(handle, data, d_aff)
@@ -150,7 +154,6 @@ def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data
         merit = ck.corrector_rhs(f, target, row, ia, ib, d_aff, centre, corrector)
         tau = max(TAU, 1.0 - mu)
         found = False
-        ft = f
         for attempt in range(2):          # Mehrotra's corrector, then the centring step
             rhs = corrector if attempt == 0 else centre
             _resolve(handle, rows, cols, data, rhs, ds, refine, refine_atol, r, rt, xt, tmp)
@@ -158,8 +161,8 @@ def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data
             for _ in range(8 if attempt == 0 else 40):
                 for i in range(s.shape[0]):
                     trial[i] = s[i] + alpha * ds[i]
-                ft = _ip_residual(trial, target, x1, q1, v0, w0, dt, mass, inertia, external,
-                                  damping, G, joints, groups, deriv_trial)
+                _ip_residual(trial, target, x1, q1, v0, w0, dt, mass, inertia, external,
+                             damping, G, joints, groups, newton, ft)
                 if np.sqrt(np.dot(ft, ft)) < merit:     # NaN compares False: halve
                     found = True
                     break
@@ -169,11 +172,10 @@ def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data
         if not found:
             return _LINE_SEARCH_FAILED, iters, -1, target
         s[:] = trial
-        f = ft
+        f, ft = ft, f
         for k in range(row.shape[0]):
             f[row[k]] += target
         norm = _max_abs(f)
-        deriv, deriv_trial = deriv_trial, deriv
         iters += 1
         history[iters] = norm
     return _CONVERGED, iters, -1, 0.0
@@ -232,7 +234,7 @@ def _contact_start(s, u, warm, x1, q1, groups):
 def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u, warm_start,
                         s, tol, max_iter, refine, refine_atol, history, handle, data, rows, cols,
                         mass, inertia, dt, gravity_wrench, joint_forces, has_forces, joints,
-                        groups, pairs, forces_work, work, s_start):
+                        groups, pairs, forces_work, work, newton, s_start):
     """One whole integrator step with contacts (:meth:`.Simulation.step` with contacts).
 
     :func:`.newton_kernels.start_step` (update rules, constraint Jacobians at ``z₁``, the
@@ -246,7 +248,7 @@ def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, 
     ``joints`` = ``(parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, free,
     dof, tdof, rdof, rot_axis, spring, spring_offset, damper, damped_pairs, coupling_dst)``;
     ``forces_work`` = ``(G, rate, external, damping, diag_const, coupling)``
-    (:func:`.force_kernels.forced_step_kernel`); ``work``: the scratch of
+    (:func:`.force_kernels.forced_step_kernel`); ``work`` and ``newton``: the scratch of
     :func:`_interior_point`; ``s_start`` (N,) scratch. Returns ``(code, iterations, position,
     target)``: a :class:`.newton_kernels.NewtonStatus` code, the iterations of the last
     attempt (``history[:iterations + 1]`` its residual max-norms), the singular pivot's
@@ -256,7 +258,7 @@ def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, 
      rot_axis, spring, spring_offset, damper, damped_pairs, coupling_dst) = joints
     G, rate, external, damping, diag_const, coupling = forces_work
     x1, q1, body = start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt,
-                              parent, child, p_a, p_b, q_off, select, nc, jrow, G)
+                              parent, child, p_a, p_b, q_off, select, nc, jrow, G, newton)
     if body >= 0:
         return _RATE_LIMIT, 0, body, 0.0
     applied_forces_kernel(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child, p_a,
@@ -277,7 +279,7 @@ def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, 
     _contact_start(s, u, warm, x1, q1, groups)
     code, it, pos, target = _interior_point(
         s, tol, max_iter, refine, refine_atol, history, handle, data, rows, cols, x1, q1, v, w,
-        dt, mass, inertia, external, damping, diag_const, G, joints, groups, pairs, work)
+        dt, mass, inertia, external, damping, diag_const, G, joints, groups, pairs, work, newton)
     if warm and (code == _ITERATION_CAP or code == _LINE_SEARCH_FAILED):
         # a warm start can sit next to a degenerate complementarity pair and jam the
         # interior-point method: retry the step once from the cold start
@@ -286,7 +288,7 @@ def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, 
         code, it, pos, target = _interior_point(
             s, tol, max_iter, refine, refine_atol, history, handle, data, rows, cols, x1, q1,
             v, w, dt, mass, inertia, external, damping, diag_const, G, joints, groups, pairs,
-            work)
+            work, newton)
     if code != _CONVERGED:
         return code, it, pos, target
     for g in groups:

@@ -5,6 +5,15 @@ Newton iteration and the whole gravity-only step (with joint springs, dampers an
 Same equations as the NumPy reference (:meth:`StepSystem.residual_reference`,
 :meth:`StepSystem.jacobian_reference`), written as loops over bodies and joints so one Newton
 iteration makes no Python call per body or joint; the tests compare the two.
+
+What a step computes once is not recomputed: every body's rotation matrix once per
+configuration (:func:`_configuration`, :func:`_rotations`), not once per joint end; the
+constraint derivatives in closed form in the rotational coordinates (:func:`_joint_derivatives`:
+``[∂g/∂x | ∂g/∂ʳq]``, the same 6×6 blocks for ``G`` at ``z₁`` and for the Newton matrix at
+``z₂``, where ``∂q₂/∂ω₁`` reduces to a 3×3 factor per body, :func:`_body_blocks`) and only
+where a Jacobian is assembled (not at every line-search trial); the blocks ``-Gᵀ``, constant
+during a step, written once per Newton solve. The scratch comes from :func:`newton_work`
+(owned by :class:`.StepSystem`): a step allocates nothing.
 """
 from __future__ import annotations
 
@@ -40,20 +49,7 @@ _SINGULAR_PIVOT = int(NewtonStatus.SINGULAR_PIVOT)
 _RATE_LIMIT = int(NewtonStatus.RATE_LIMIT)
 
 __all__ = ["residual_kernel", "jacobian_kernel", "constraint_jacobian_kernel", "newton_kernel",
-           "step_kernel"]
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _mm(A, B, C):
-    """``C = A @ B`` for small matrices, without a BLAS call."""
-    n, k = A.shape
-    m = B.shape[1]
-    for i in range(n):
-        for j in range(m):
-            acc = 0.0
-            for t in range(k):
-                acc += A[i, t] * B[t, j]
-            C[i, j] = acc
+           "step_kernel", "newton_work"]
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
@@ -92,13 +88,6 @@ def _mtv(A, x, y):
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _cross(a, b, c):
-    c[0] = a[1] * b[2] - a[2] * b[1]
-    c[1] = a[2] * b[0] - a[0] * b[2]
-    c[2] = a[0] * b[1] - a[1] * b[0]
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _rot(q, Q):
     """Rotation matrix of unit quaternion ``q`` (eq. A.6) into ``Q``."""
     s, a, b, c = q[0], q[1], q[2], q[3]
@@ -113,126 +102,40 @@ def _rot(q, Q):
     Q[2, 2] = s * s - a * a - b * b + c * c
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _Lmat(q, M):
-    s = q[0]
-    M[0, 0] = s
-    M[0, 1] = -q[1]
-    M[0, 2] = -q[2]
-    M[0, 3] = -q[3]
-    M[1, 0] = q[1]
-    M[2, 0] = q[2]
-    M[3, 0] = q[3]
-    M[1, 1] = s
-    M[2, 2] = s
-    M[3, 3] = s
-    M[1, 2] = -q[3]
-    M[1, 3] = q[2]
-    M[2, 1] = q[3]
-    M[2, 3] = -q[1]
-    M[3, 1] = -q[2]
-    M[3, 2] = q[1]
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _ends(k, parent, child, x, q, world_x, world_q):
+    a = parent[k]
+    if a < 0:
+        return world_x, world_q, x[child[k]], q[child[k]]
+    return x[a], q[a], x[child[k]], q[child[k]]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _Rmat(q, M):
-    _Lmat(q, M)
-    M[1, 2] = q[3]
-    M[1, 3] = -q[2]
-    M[2, 1] = -q[3]
-    M[2, 3] = q[1]
-    M[3, 1] = q[2]
-    M[3, 2] = -q[1]
+@njit(cache=True, error_model="numpy", fastmath=_FAST)
+def _world():
+    wq = np.zeros(4)
+    wq[0] = 1.0
+    return np.zeros(3), wq
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _d_rotate_dq(q, p, out):
-    """``∂(Q(q)p)/∂q`` (3×4) of ``quaternion.d_rotate_dq`` in closed form: with ``q = (s, v)``
-    and ``u = s p + v × p``, the derivative of the vector part of ``q ∘ p̂ ∘ q*`` (A.6) is
-    ``[2u | 2(vᵀp) I - 2[u]×]`` (from ``R(p̂ ∘ q*) + L(q ∘ p̂) T``, eq. A.4)."""
-    s = q[0]
-    u0 = s * p[0] + q[2] * p[2] - q[3] * p[1]
-    u1 = s * p[1] + q[3] * p[0] - q[1] * p[2]
-    u2 = s * p[2] + q[1] * p[1] - q[2] * p[0]
-    d = 2.0 * (q[1] * p[0] + q[2] * p[1] + q[3] * p[2])
-    out[0, 0] = 2.0 * u0
-    out[1, 0] = 2.0 * u1
-    out[2, 0] = 2.0 * u2
-    out[0, 1] = d
-    out[1, 2] = d
-    out[2, 3] = d
-    out[0, 2] = 2.0 * u2
-    out[0, 3] = -2.0 * u1
-    out[1, 1] = -2.0 * u2
-    out[1, 3] = 2.0 * u0
-    out[2, 1] = 2.0 * u1
-    out[2, 2] = -2.0 * u0
+def newton_work(n_bodies: int, n_joints: int, n_unknowns: int) -> tuple:
+    """The scratch arrays of the compiled step kernels (owned by :class:`.StepSystem`, made
+    once): nothing in a step's residual, Jacobian or setup allocates.
 
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def joint_terms(xa, qa, xb, qb, pa, pb, qoff, g, dxa, dqa, dxb, dqb, jac, W):
-    """One joint's ``[g_T; g_R]`` (B.1, B.3) and derivatives, as ``joints.constraint_terms``.
-
-    ``W`` is scratch space of shape (7, 4, 4).
+    ``(f, ft, trial, x1, q1, x2, q2, R, K, world_x, world_q, world_R, B, small,
+    no_damping)``: the residual at ``s`` and at the line search's trial, the trial (``N``);
+    ``z₁`` of the update rules; ``z₂(s)`` with ``R[i] = Q(q₂ᵢ)`` (``Q(q₁ᵢ)`` in the setup);
+    ``K`` (nb, 3, 3) the per-body factor of ``∂q₂/∂ω₁`` (:func:`_body_blocks`); the world's
+    pose; ``B`` (2, 6, 6) one joint's derivatives per end (:func:`_joint_derivatives`);
+    ``small`` (3, 6) one joint's ``g``, lever and ``p`` (:func:`_joint_geometry`); an empty
+    damper array.
     """
-    Qa = W[0, :3, :3]
-    Qb = W[1, :3, :3]
-    _rot(qa, Qa)
-    _rot(qb, Qb)
-    r = W[2, 0, :3]
-    tmp3 = W[2, 1, :3]
-    _mv(Qb, pb, tmp3)
-    for i in range(3):
-        r[i] = xb[i] + tmp3[i] - xa[i]
-    _mtv(Qa, r, tmp3)
-    La, Loff, Lc = W[3], W[4], W[5]
-    _Lmat(qa, La)
-    c = W[2, 3]
-    _mv(La, qoff, c)                       # c = q_a ∘ q_off; P = L(q_off)ᵀ L(q_a)ᵀ = L(c)ᵀ
-    _Lmat(c, Lc)
-    for i in range(3):
-        g[i] = tmp3[i] - pa[i]
-        acc = 0.0
-        for t in range(4):
-            acc += Lc[t, i + 1] * qb[t]
-        g[3 + i] = acc
-    if not jac:
-        return
-    for i in range(6):
-        for j in range(3):
-            dxa[i, j] = 0.0
-            dxb[i, j] = 0.0
-    for i in range(3):
-        for j in range(3):
-            dxb[i, j] = Qa[j, i]
-            dxa[i, j] = -Qa[j, i]
-    tmp = W[6, :3, :]
-    _d_rotate_dq(qb, pb, tmp)
-    for i in range(3):
-        for j in range(4):
-            acc = 0.0
-            for t in range(3):
-                acc += Qa[t, i] * tmp[t, j]
-            dqb[i, j] = acc
-    conj = W[2, 2]
-    conj[0] = qa[0]
-    for i in range(1, 4):
-        conj[i] = -qa[i]
-    _d_rotate_dq(conj, r, tmp)
-    for i in range(3):
-        dqa[i, 0] = tmp[i, 0]
-        for j in range(1, 4):
-            dqa[i, j] = -tmp[i, j]
-    Rb = W[6]
-    _Rmat(qb, Rb)
-    _Lmat(qoff, Loff)
-    for i in range(3):
-        for j in range(4):
-            acc = 0.0
-            for t in range(4):
-                acc += Loff[t, i + 1] * Rb[t, j]
-            dqb[3 + i, j] = Lc[j, i + 1]
-            dqa[3 + i, j] = acc if j == 0 else -acc
+    N, nb = n_unknowns, n_bodies
+    world_q = np.zeros(4)
+    world_q[0] = 1.0
+    return (np.zeros(N), np.zeros(N), np.zeros(N), np.zeros((nb, 3)), np.zeros((nb, 4)),
+            np.zeros((nb, 3)), np.zeros((nb, 4)), np.zeros((nb, 3, 3)), np.zeros((nb, 3, 3)),
+            np.zeros(3), world_q, np.eye(3), np.zeros((2, 6, 6)), np.zeros((3, 6)),
+            np.zeros((0, 12, 12)))
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
@@ -255,94 +158,184 @@ def _next_quaternion(q, w, dt, out):
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _next_configuration(s, x1, q1, dt):
-    nb = x1.shape[0]
-    x2 = np.empty((nb, 3))
-    q2 = np.empty((nb, 4))
-    for i in range(nb):
+def _configuration(s, x1, q1, dt, x2, q2, R):
+    """``z₂(s)``: ``x₂ = x₁ + Δt v₁``, ``q₂`` of eq. (17) and ``R[i] = Q(q₂ᵢ)`` of every body
+    (NaN where ``|ω₁| >= 2/Δt``)."""
+    for i in range(x1.shape[0]):
         for c in range(3):
             x2[i, c] = x1[i, c] + dt * s[6 * i + c]
         _next_quaternion(q1[i], s[6 * i + 3:6 * i + 6], dt, q2[i])
-    return x2, q2
+        _rot(q2[i], R[i])
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _ends(k, parent, child, x, q, world_x, world_q):
-    a = parent[k]
+def _rotations(q, R):
+    """``R[i] = Q(q[i])`` for every body."""
+    for i in range(q.shape[0]):
+        _rot(q[i], R[i])
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _end_frames(k, parent, child, x, q, R, world_x, world_q, world_R):
+    """Pose ``(x, q, Q(q))`` of joint ``k``'s parent (the world's for ``parent < 0``) and
+    child."""
+    a, b = parent[k], child[k]
     if a < 0:
-        return world_x, world_q, x[child[k]], q[child[k]]
-    return x[a], q[a], x[child[k]], q[child[k]]
+        return world_x, world_q, world_R, x[b], q[b], R[b]
+    return x[a], q[a], R[a], x[b], q[b], R[b]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
-def _world():
-    wq = np.zeros(4)
-    wq[0] = 1.0
-    return np.zeros(3), wq
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _conj_mul(a, b):
+    """``a* ∘ b`` (eq. A.2c with ``a* = (a₀, -a_v)``) as four scalars."""
+    return (a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3],
+            a[0] * b[1] - b[0] * a[1] - a[2] * b[3] + a[3] * b[2],
+            a[0] * b[2] - b[0] * a[2] - a[3] * b[1] + a[1] * b[3],
+            a[0] * b[3] - b[0] * a[3] - a[1] * b[2] + a[2] * b[1])
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _joint_geometry(xa, qa, Qa, xb, qb, Qb, pb, qoff, lever, p):
+    """A joint's lever ``ℓ = Q_aᵀ (x_b + Q_b p_b - x_a)`` (``g_T = ℓ - p_a``, B.1) and the
+    relative rotation ``p = q_off* ∘ q_a* ∘ q_b`` (``g_R = p_v``, B.3: ``V L(q_off)ᵀ L(q_a)ᵀ q_b``
+    with ``L(q)ᵀ = L(q*)``), into ``lever`` (3) and ``p`` (4)."""
+    r0 = xb[0] + Qb[0, 0] * pb[0] + Qb[0, 1] * pb[1] + Qb[0, 2] * pb[2] - xa[0]
+    r1 = xb[1] + Qb[1, 0] * pb[0] + Qb[1, 1] * pb[1] + Qb[1, 2] * pb[2] - xa[1]
+    r2 = xb[2] + Qb[2, 0] * pb[0] + Qb[2, 1] * pb[1] + Qb[2, 2] * pb[2] - xa[2]
+    for i in range(3):
+        lever[i] = Qa[0, i] * r0 + Qa[1, i] * r1 + Qa[2, i] * r2
+    e0, e1, e2, e3 = _conj_mul(qa, qb)
+    p[0] = qoff[0] * e0 + qoff[1] * e1 + qoff[2] * e2 + qoff[3] * e3
+    p[1] = qoff[0] * e1 - e0 * qoff[1] - qoff[2] * e3 + qoff[3] * e2
+    p[2] = qoff[0] * e2 - e0 * qoff[2] - qoff[3] * e1 + qoff[1] * e3
+    p[3] = qoff[0] * e3 - e0 * qoff[3] - qoff[1] * e2 + qoff[2] * e1
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _joint_derivatives(Qa, Qb, pb, qoff, lever, p, B):
+    """``B[e] = [∂g/∂x_e | ∂g/∂ʳq_e]`` (6×6) of a joint's ``g = [g_T; g_R]`` for its parent
+    (``e = 0``) and child (``e = 1``), from :func:`_joint_geometry`'s ``lever`` and ``p``.
+
+    ``∂ʳq`` is the derivative along ``q ∘ [1; v]`` (``∂g/∂q · L(q) H``, eq. A.8), in closed
+    form: ``Q(q ∘ [1; v]) = Q(q) (I + 2[v]×) + O(v²)`` gives ``∂g_T/∂ʳq_a = 2[ℓ]×`` and
+    ``∂g_T/∂ʳq_b = -2 Q_aᵀ Q_b [p_b]×``; ``g_R`` is the vector part of ``p ∘ [1; v]``
+    (child), resp. of ``q_off* ∘ [1; -v] ∘ q_a* ∘ q_b = p - [0; Q(q_off)ᵀ v] ∘ p`` (parent):
+    ``∂g_R/∂ʳq_b = p₀ I + [p_v]×``, ``∂g_R/∂ʳq_a = -(p₀ I - [p_v]×) Q(q_off)ᵀ``.
+    ``∂g_T/∂x_a = -Q_aᵀ = -∂g_T/∂x_b``; ``g_R`` does not depend on the positions.
+    """
+    for e in range(2):
+        for i in range(3, 6):
+            for j in range(3):
+                B[e, i, j] = 0.0
+    for i in range(3):
+        for j in range(3):
+            B[0, i, j] = -Qa[j, i]
+            B[1, i, j] = Qa[j, i]
+        # -2 (Q_aᵀ Q_b)_i × p_b: row i of -2 Q_aᵀ Q_b [p_b]×
+        ab0 = Qa[0, i] * Qb[0, 0] + Qa[1, i] * Qb[1, 0] + Qa[2, i] * Qb[2, 0]
+        ab1 = Qa[0, i] * Qb[0, 1] + Qa[1, i] * Qb[1, 1] + Qa[2, i] * Qb[2, 1]
+        ab2 = Qa[0, i] * Qb[0, 2] + Qa[1, i] * Qb[1, 2] + Qa[2, i] * Qb[2, 2]
+        B[1, i, 3] = -2.0 * (ab1 * pb[2] - ab2 * pb[1])
+        B[1, i, 4] = -2.0 * (ab2 * pb[0] - ab0 * pb[2])
+        B[1, i, 5] = -2.0 * (ab0 * pb[1] - ab1 * pb[0])
+    l0, l1, l2 = 2.0 * lever[0], 2.0 * lever[1], 2.0 * lever[2]
+    B[0, 0, 3] = 0.0                                   # 2[ℓ]×
+    B[0, 0, 4] = -l2
+    B[0, 0, 5] = l1
+    B[0, 1, 3] = l2
+    B[0, 1, 4] = 0.0
+    B[0, 1, 5] = -l0
+    B[0, 2, 3] = -l1
+    B[0, 2, 4] = l0
+    B[0, 2, 5] = 0.0
+    p0, p1, p2, p3 = p[0], p[1], p[2], p[3]
+    B[1, 3, 3] = p0                                    # p₀ I + [p_v]×
+    B[1, 3, 4] = -p3
+    B[1, 3, 5] = p2
+    B[1, 4, 3] = p3
+    B[1, 4, 4] = p0
+    B[1, 4, 5] = -p1
+    B[1, 5, 3] = -p2
+    B[1, 5, 4] = p1
+    B[1, 5, 5] = p0
+    # -(p₀ I - [p_v]×) Q(q_off)ᵀ: -B[1]ᵀ Q(q_off)ᵀ = -(Q(q_off) B[1])ᵀ
+    s, a, b, c = qoff[0], qoff[1], qoff[2], qoff[3]
+    o00 = s * s + a * a - b * b - c * c
+    o01 = 2.0 * (a * b - s * c)
+    o02 = 2.0 * (a * c + s * b)
+    o10 = 2.0 * (a * b + s * c)
+    o11 = s * s - a * a + b * b - c * c
+    o12 = 2.0 * (b * c - s * a)
+    o20 = 2.0 * (a * c - s * b)
+    o21 = 2.0 * (b * c + s * a)
+    o22 = s * s - a * a - b * b + c * c
+    for j in range(3):
+        m0, m1, m2 = B[1, 3, 3 + j], B[1, 4, 3 + j], B[1, 5, 3 + j]
+        B[0, 3 + j, 3] = -(o00 * m0 + o01 * m1 + o02 * m2)
+        B[0, 3 + j, 4] = -(o10 * m0 + o11 * m1 + o12 * m2)
+        B[0, 3 + j, 5] = -(o20 * m0 + o21 * m1 + o22 * m2)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def residual_kernel(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
-                    has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow):
-    """``f(s)`` of eq. (30a); see ``StepSystem.residual_reference``."""
-    return _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
-                     has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow,
-                     np.empty((0, 2, 6, 7)), False)
+                    has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow, work):
+    """``f(s)`` of eq. (30a); see ``StepSystem.residual_reference``. ``work``:
+    :func:`newton_work`; the result is a new array."""
+    out = np.empty(s.shape[0])
+    _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
+              has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow, work, out)
+    return out
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
-              has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow, deriv, keep):
-    """:func:`residual_kernel`; with ``keep`` it also stores every joint's constraint
-    derivatives at ``z₂(s)`` in ``deriv[k, end] = [∂g/∂x | ∂g/∂q]`` (6×7) for
-    :func:`_jacobian` at the same ``s`` (a Newton step reuses them when accepted)."""
+              has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow, work, out):
+    """:func:`residual_kernel` into ``out``; ``z₂(s)`` goes to ``work``'s ``x2, q2, R``."""
+    _, _, _, _, _, x2, q2, R, _, world_x, world_q, world_R, _, small, _ = work
     nb = x1.shape[0]
     nj = parent.shape[0]
-    out = np.empty(s.shape[0])
-    Jw1 = np.empty(3)
-    Jw0 = np.empty(3)
-    c1 = np.empty(3)
-    c0 = np.empty(3)
-    dw = np.empty(3)
-    wr = np.empty(12)
     for i in range(nb):
-        v1 = s[6 * i:6 * i + 3]
-        w1 = s[6 * i + 3:6 * i + 6]
+        o = 6 * i
         J = inertia[i]
         if projection:
             for c in range(3):
-                out[6 * i + c] = mass[i] * (v1[c] - v0[i, c])
+                out[o + c] = mass[i] * (s[o + c] - v0[i, c])
+            d0, d1, d2 = s[o + 3] - w0[i, 0], s[o + 4] - w0[i, 1], s[o + 5] - w0[i, 2]
             for c in range(3):
-                dw[c] = w1[c] - w0[i, c]
-            _mv(J, dw, Jw1)
-            for c in range(3):
-                out[6 * i + 3 + c] = Jw1[c]
+                out[o + 3 + c] = J[c, 0] * d0 + J[c, 1] * d1 + J[c, 2] * d2
         else:
-            _mv(J, w1, Jw1)
-            _mv(J, w0[i], Jw0)
+            w1 = s[o + 3:o + 6]
+            a0, a1, a2 = w1[0], w1[1], w1[2]
+            b0, b1, b2 = w0[i, 0], w0[i, 1], w0[i, 2]
+            j0 = J[0, 0] * a0 + J[0, 1] * a1 + J[0, 2] * a2           # J ω₁
+            j1 = J[1, 0] * a0 + J[1, 1] * a1 + J[1, 2] * a2
+            j2 = J[2, 0] * a0 + J[2, 1] * a1 + J[2, 2] * a2
+            k0 = J[0, 0] * b0 + J[0, 1] * b1 + J[0, 2] * b2           # J ω₀
+            k1 = J[1, 0] * b0 + J[1, 1] * b1 + J[1, 2] * b2
+            k2 = J[2, 0] * b0 + J[2, 1] * b1 + J[2, 2] * b2
             s1 = _omega_s(w1, dt)
             s0 = _omega_s(w0[i], dt)
-            _cross(w1, Jw1, c1)
-            _cross(w0[i], Jw0, c0)
             for c in range(3):
-                out[6 * i + c] = mass[i] * (v1[c] - v0[i, c]) / dt
-                out[6 * i + 3 + c] = s1 * Jw1[c] + c1[c] - s0 * Jw0[c] + c0[c]
+                out[o + c] = mass[i] * (s[o + c] - v0[i, c]) / dt
+            out[o + 3] = s1 * j0 + (a1 * j2 - a2 * j1) - s0 * k0 + (b1 * k2 - b2 * k1)
+            out[o + 4] = s1 * j1 + (a2 * j0 - a0 * j2) - s0 * k1 + (b2 * k0 - b0 * k2)
+            out[o + 5] = s1 * j2 + (a0 * j1 - a1 * j0) - s0 * k2 + (b0 * k1 - b1 * k0)
         for c in range(6):
-            out[6 * i + c] -= external[i, c] * (2.0 if c >= 3 else 1.0)
-    zd = np.empty(12)
+            out[o + c] -= external[i, c] * (2.0 if c >= 3 else 1.0)
     for k in range(nj):
         a, b = parent[k], child[k]
-        if has_damping:
-            zd[:] = 0.0
-            if a >= 0:
-                zd[:6] = s[6 * a:6 * a + 6]
-            zd[6:] = s[6 * b:6 * b + 6]
-            _mv(damping[k], zd, wr)
-            for c in range(6):
-                sc = 2.0 if c >= 3 else 1.0
+        if has_damping:             # -diag(1, 2) W of the damper wrench W = -d RᵀR ż₁
+            Dk = damping[k]
+            for c in range(12):
+                acc = 0.0
                 if a >= 0:
-                    out[6 * a + c] += sc * wr[c]
-                out[6 * b + c] += sc * wr[6 + c]
+                    for t in range(6):
+                        acc += Dk[c, t] * s[6 * a + t]
+                for t in range(6):
+                    acc += Dk[c, 6 + t] * s[6 * b + t]
+                body = a if c < 6 else b
+                if body >= 0:
+                    out[6 * body + c % 6] += (2.0 if c % 6 >= 3 else 1.0) * acc
         m = nc[k]
         if m == 0:
             continue
@@ -356,150 +349,159 @@ def _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, dampin
             if a >= 0:
                 out[6 * a + c] -= fa
             out[6 * b + c] -= fb
-    x2, q2 = _next_configuration(s, x1, q1, dt)
-    g = np.empty(6)
-    cv = np.empty(6)
-    d3 = np.empty((6, 3))
-    d4 = np.empty((6, 4))
-    W = np.empty((7, 4, 4))
-    world_x, world_q = _world()
+    _configuration(s, x1, q1, dt, x2, q2, R)
+    g, lever, p = small[0], small[1, :3], small[2, :4]
     for k in range(nj):
         m = nc[k]
         if m == 0:
             continue
-        xa, qa, xb, qb = _ends(k, parent, child, x2, q2, world_x, world_q)
-        if keep:
-            joint_terms(xa, qa, xb, qb, p_a[k], p_b[k], q_off[k], g, deriv[k, 0, :, :3],
-                        deriv[k, 0, :, 3:], deriv[k, 1, :, :3], deriv[k, 1, :, 3:], True, W)
-        else:
-            joint_terms(xa, qa, xb, qb, p_a[k], p_b[k], q_off[k], g, d3, d4, d3, d4, False, W)
-        _mv(select[k], g, cv)
+        xa, qa, Qa, xb, qb, Qb = _end_frames(k, parent, child, x2, q2, R, world_x, world_q,
+                                       world_R)
+        _joint_geometry(xa, qa, Qa, xb, qb, Qb, p_b[k], q_off[k], lever, p)
+        for i in range(3):
+            g[i] = lever[i] - p_a[k, i]
+            g[3 + i] = p[1 + i]
+        S = select[k]
         for r in range(m):
-            out[jrow[k] + r] = cv[r]
-    return out
+            acc = 0.0
+            for t in range(6):
+                acc += S[r, t] * g[t]
+            out[jrow[k] + r] = acc
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def jacobian_kernel(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, parent,
-                    child, p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb):
-    """Write ``F = ∂f/∂s`` (eq. 32) into the flat BlockMatrix buffer ``data``."""
+                    child, p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb, work):
+    """Write ``F = ∂f/∂s`` (eq. 32) into the flat BlockMatrix buffer ``data``; ``work``:
+    :func:`newton_work`."""
     _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, parent, child,
-              p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb,
-              np.empty((parent.shape[0], 2, 6, 7)), False)
+              p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb, work, True)
+
+
+@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+def _body_blocks(s, data, mass, inertia, dt, projection, diag_const, K):
+    """The body diagonal blocks of ``F`` into ``data`` and the factor ``K`` of ``∂q₂/∂ω₁`` of
+    every body.
+
+    ``q₂ = q₁ ∘ u`` with the unit ``u = (Δt/2)[ω̄ₛ; ω₁]`` (eq. 17), so ``∂q₂/∂ω₁ =
+    L(q₁) (Δt/2)[-ω₁ᵀ/ω̄ₛ; I] = L(q₂) L(u*) (Δt/2)[-ω₁ᵀ/ω̄ₛ; I] = L(q₂) H K`` with
+    ``K = (Δt/2)² (ω̄ₛ I + ω₁ω₁ᵀ/ω̄ₛ - [ω₁]×)`` (the first row of ``L(u*)(…)`` vanishes):
+    ``∂g/∂ω₁ = ∂g/∂ʳq₂ K``.
+    """
+    for i in range(mass.shape[0]):
+        o = 36 * i
+        J = inertia[i]
+        Di = diag_const[i]
+        for r in range(6):
+            for c in range(6):
+                data[o + 6 * r + c] = Di[r, c]
+        w = s[6 * i + 3:6 * i + 6]
+        ws = _omega_s(w, dt)
+        w0, w1, w2 = w[0], w[1], w[2]
+        if projection:
+            for c in range(3):
+                data[o + 7 * c] += mass[i]
+            for r in range(3):
+                for c in range(3):
+                    data[o + 6 * (3 + r) + 3 + c] += J[r, c]
+        else:
+            j0 = J[0, 0] * w0 + J[0, 1] * w1 + J[0, 2] * w2
+            j1 = J[1, 0] * w0 + J[1, 1] * w1 + J[1, 2] * w2
+            j2 = J[2, 0] * w0 + J[2, 1] * w1 + J[2, 2] * w2
+            for c in range(3):
+                data[o + 7 * c] += mass[i] / dt
+            # ω̄ₛ J - (J ω) ωᵀ/ω̄ₛ + [ω]× J - [J ω]×
+            for c in range(3):
+                wc = w[c] / ws
+                data[o + 21 + c] += ws * J[0, c] - j0 * wc + (w1 * J[2, c] - w2 * J[1, c])
+                data[o + 27 + c] += ws * J[1, c] - j1 * wc + (w2 * J[0, c] - w0 * J[2, c])
+                data[o + 33 + c] += ws * J[2, c] - j2 * wc + (w0 * J[1, c] - w1 * J[0, c])
+            data[o + 22] += j2
+            data[o + 23] -= j1
+            data[o + 27] -= j2
+            data[o + 29] += j0
+            data[o + 33] += j1
+            data[o + 34] -= j0
+        h2 = 0.25 * dt * dt
+        Ki = K[i]
+        for r in range(3):
+            for c in range(3):
+                Ki[r, c] = h2 * (w[r] * w[c] / ws)
+            Ki[r, r] += h2 * ws
+        Ki[0, 1] += h2 * w2                            # -[ω]×
+        Ki[0, 2] -= h2 * w1
+        Ki[1, 0] -= h2 * w2
+        Ki[1, 2] += h2 * w0
+        Ki[2, 0] += h2 * w1
+        Ki[2, 1] -= h2 * w0
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, parent, child,
-              p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb, deriv, have):
-    """:func:`jacobian_kernel`; ``have`` says ``deriv`` already holds the joints' constraint
-    derivatives at ``z₂(s)`` (from :func:`_residual` with ``keep``), else they are computed."""
-    nb = x1.shape[0]
+              p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb, work, constant):
+    """:func:`jacobian_kernel`; with ``constant`` false the blocks ``-Gᵀ`` (fixed during a step:
+    the factorization only reads ``data``) are taken to be in ``data`` already."""
+    _, _, _, _, _, x2, q2, R, K, world_x, world_q, world_R, B, small, _ = work
+    lever, p = small[1, :3], small[2, :4]
     nj = parent.shape[0]
-    D = np.empty((6, 6))
-    Jw = np.empty(3)
-    L = np.empty((4, 4))
-    dq2 = np.empty((nb, 4, 3))          # ∂q₂/∂ω₁ of every body (eq. 17)
-    for i in range(nb):
-        w = s[6 * i + 3:6 * i + 6]
-        ws = _omega_s(w, dt)
-        _Lmat(q1[i], L)
-        for r in range(4):
-            for c in range(3):
-                dq2[i, r, c] = 0.5 * dt * (-L[r, 0] * w[c] / ws + L[r, c + 1])
-        D[:, :] = diag_const[i]
-        J = inertia[i]
-        if projection:
-            for c in range(3):
-                D[c, c] += mass[i]
-            D[3:, 3:] += J
-        else:
-            _mv(J, w, Jw)
-            for c in range(3):
-                D[c, c] += mass[i] / dt
-            for r in range(3):
-                for c in range(3):
-                    D[3 + r, 3 + c] += ws * J[r, c] - Jw[r] * w[c] / ws
-            # [w]× J - [J w]×
-            for c in range(3):
-                D[3, 3 + c] += w[1] * J[2, c] - w[2] * J[1, c]
-                D[4, 3 + c] += w[2] * J[0, c] - w[0] * J[2, c]
-                D[5, 3 + c] += w[0] * J[1, c] - w[1] * J[0, c]
-            D[3, 4] += Jw[2]
-            D[3, 5] -= Jw[1]
-            D[4, 3] -= Jw[2]
-            D[4, 5] += Jw[0]
-            D[5, 3] += Jw[1]
-            D[5, 4] -= Jw[0]
-        for r in range(6):
-            for c in range(6):
-                data[36 * i + 6 * r + c] = D[r, c]
-    if not have:
-        x2, q2 = _next_configuration(s, x1, q1, dt)
-        g = np.empty(6)
-        W = np.empty((7, 4, 4))
-        world_x, world_q = _world()
-        for k in range(nj):
-            if nc[k] == 0:
-                continue
-            xa, qa, xb, qb = _ends(k, parent, child, x2, q2, world_x, world_q)
-            joint_terms(xa, qa, xb, qb, p_a[k], p_b[k], q_off[k], g, deriv[k, 0, :, :3],
-                        deriv[k, 0, :, 3:], deriv[k, 1, :, :3], deriv[k, 1, :, 3:], True, W)
-    blk = np.empty((6, 6))
-    sel = np.empty((6, 6))
-    dqw = np.empty((6, 3))
+    _body_blocks(s, data, mass, inertia, dt, projection, diag_const, K)
+    _configuration(s, x1, q1, dt, x2, q2, R)
     for k in range(nj):
         m = nc[k]
         if m == 0:
             continue
+        if constant:
+            for e in range(2):
+                if (parent[k] if e == 0 else child[k]) >= 0:
+                    ptr = ptr_bj[e, k]
+                    for r in range(6):
+                        for c in range(m):
+                            data[ptr + r * m + c] = -G[e, k, c, r]
+        xa, qa, Qa, xb, qb, Qb = _end_frames(k, parent, child, x2, q2, R, world_x, world_q,
+                                       world_R)
+        _joint_geometry(xa, qa, Qa, xb, qb, Qb, p_b[k], q_off[k], lever, p)
+        _joint_derivatives(Qa, Qb, p_b[k], q_off[k], lever, p, B)
+        S = select[k]
         for e in range(2):
             body = parent[k] if e == 0 else child[k]
             if body < 0:
                 continue
-            p = ptr_bj[e, k]
-            for r in range(6):
-                for c in range(m):
-                    data[p + r * m + c] = -G[e, k, c, r]
-            dx = deriv[k, e, :, :3]
-            _mm(deriv[k, e, :, 3:], dq2[body], dqw)
-            for r in range(6):
-                for c in range(3):
-                    blk[r, c] = dt * dx[r, c]
-                    blk[r, 3 + c] = dqw[r, c]
-            _select_mm(select[k], m, blk, sel)
-            p = ptr_jb[e, k]
+            Be = B[e]
+            Kb = K[body]
+            ptr = ptr_jb[e, k]
             for r in range(m):
-                for c in range(6):
-                    data[p + r * 6 + c] = sel[r, c]
+                # row r of S [Δt ∂g/∂x | ∂g/∂ʳq₂ K] (∂x₂/∂v₁ = Δt I, ∂q₂/∂ω₁: _body_blocks)
+                d0 = d1 = d2 = h0 = h1 = h2 = 0.0
+                for t in range(6):
+                    f = S[r, t]
+                    if f != 0.0:
+                        d0 += f * Be[t, 0]
+                        d1 += f * Be[t, 1]
+                        d2 += f * Be[t, 2]
+                        h0 += f * Be[t, 3]
+                        h1 += f * Be[t, 4]
+                        h2 += f * Be[t, 5]
+                o = ptr + 6 * r
+                data[o] = dt * d0
+                data[o + 1] = dt * d1
+                data[o + 2] = dt * d2
+                for c in range(3):
+                    data[o + 3 + c] = h0 * Kb[0, c] + h1 * Kb[1, c] + h2 * Kb[2, c]
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
-def constraint_jacobian_kernel(x, q, parent, child, p_a, p_b, q_off, select, G):
-    """``G[e, k] = Dₖᵀ [∂g/∂x_e, ∂g/∂ʳq_e]`` (eq. 21, A.8) for both ends of every joint."""
-    nj = parent.shape[0]
-    g = np.empty(6)
-    dxa = np.empty((6, 3))
-    dqa = np.empty((6, 4))
-    dxb = np.empty((6, 3))
-    dqb = np.empty((6, 4))
-    blk = np.empty((6, 6))
-    L = np.empty((4, 4))
-    W = np.empty((7, 4, 4))
-    world_x, world_q = _world()
-    for k in range(nj):
-        xa, qa, xb, qb = _ends(k, parent, child, x, q, world_x, world_q)
-        joint_terms(xa, qa, xb, qb, p_a[k], p_b[k], q_off[k], g, dxa, dqa, dxb, dqb, True, W)
+def constraint_jacobian_kernel(x, q, parent, child, p_a, p_b, q_off, select, G, work):
+    """``G[e, k] = Dₖᵀ [∂g/∂x_e, ∂g/∂ʳq_e]`` (eq. 21, A.8) for both ends of every joint, at the
+    poses ``x, q``; ``work``: :func:`newton_work` (its ``R`` receives ``Q(q)``)."""
+    _, _, _, _, _, _, _, R, _, world_x, world_q, world_R, B, small, _ = work
+    lever, p = small[1, :3], small[2, :4]
+    _rotations(q, R)
+    for k in range(parent.shape[0]):
+        xa, qa, Qa, xb, qb, Qb = _end_frames(k, parent, child, x, q, R, world_x, world_q, world_R)
+        _joint_geometry(xa, qa, Qa, xb, qb, Qb, p_b[k], q_off[k], lever, p)
+        _joint_derivatives(Qa, Qb, p_b[k], q_off[k], lever, p, B)
         for e in range(2):
-            dx = dxa if e == 0 else dxb
-            dq = dqa if e == 0 else dqb
-            _Lmat(qa if e == 0 else qb, L)
-            for r in range(6):
-                for c in range(3):
-                    blk[r, c] = dx[r, c]
-                    acc = 0.0
-                    for t in range(4):
-                        acc += dq[r, t] * L[t, c + 1]
-                    blk[r, 3 + c] = acc
-            _select_mm(select[k], 6, blk, G[e, k])
+            _select_mm(select[k], 6, B[e], G[e, k])
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
@@ -515,28 +517,27 @@ def _max_abs(f):
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
                   inertia, dt, projection, external, damping, has_damping, diag_const, G,
-                  parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb):
+                  parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, work):
     """Newton's method with halving line search (2023 App. D, Alg. 5) on ``s`` in place.
 
-    Every iteration writes ``F(s)`` into ``data``, refactors and solves through graphsolve's
-    compiled LDU (:func:`graphsolve.lowlevel.refactor_solve`) without returning to
-    Python. Returns ``(code, iterations, position)``, ``code`` a :class:`NewtonStatus`
-    (``SINGULAR_PIVOT`` at ``position`` of the elimination order). ``history[k]`` is the
-    residual max-norm after ``k`` iterations.
+    Every iteration writes ``F(s)`` into ``data`` (the constant blocks ``-Gᵀ`` only in the
+    first), refactors and solves through graphsolve's compiled LDU
+    (:func:`graphsolve.lowlevel.refactor_solve`) without returning to Python. Returns
+    ``(code, iterations, position)``, ``code`` a :class:`NewtonStatus` (``SINGULAR_PIVOT`` at
+    ``position`` of the elimination order). ``history[k]`` is the residual max-norm after
+    ``k`` iterations. ``work``: :func:`newton_work` (``x1, q1`` may be its own).
     """
-    deriv = np.empty((parent.shape[0], 2, 6, 7))
-    deriv_trial = np.empty_like(deriv)
-    f = _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
-                  has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow, deriv, True)
+    f, ft, trial = work[0], work[1], work[2]
+    _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
+              has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow, work, f)
     norm = _max_abs(f)
     history[0] = norm
     it = 0
-    trial = np.empty_like(s)
     while norm >= tol:
         if it >= max_iter:
             return _ITERATION_CAP, it, -1
         _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, parent, child,
-                  p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb, deriv, True)
+                  p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb, work, it == 0)
         for i in range(f.shape[0]):
             f[i] = -f[i]
         status = refactor_solve(handle, data, f)
@@ -546,12 +547,13 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
             return _SINGULAR_PIVOT, it, status
         alpha = 1.0
         ok = False
+        nt = norm
         for _ in range(40):
             for i in range(s.shape[0]):
                 trial[i] = s[i] + alpha * f[i]
-            ft = _residual(trial, x1, q1, v0, w0, mass, inertia, dt, projection, external,
-                           damping, has_damping, G, parent, child, p_a, p_b, q_off, select, nc,
-                           jrow, deriv_trial, True)
+            _residual(trial, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
+                      has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow, work,
+                      ft)
             nt = _max_abs(ft)
             if nt < norm:
                 ok = True
@@ -560,9 +562,8 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
         if not ok:
             return _LINE_SEARCH_FAILED, it, -1
         s[:] = trial
-        f = ft
+        f, ft = ft, f
         norm = nt
-        deriv, deriv_trial = deriv_trial, deriv
         it += 1
         history[it] = norm
     return _CONVERGED, it, -1
@@ -570,18 +571,17 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt, parent, child,
-               p_a, p_b, q_off, select, nc, jrow, G):
+               p_a, p_b, q_off, select, nc, jrow, G, work):
     """The part of a whole compiled step before Newton: the update rules (11), (17), the
     constraint Jacobians ``G`` at ``z₁`` and Newton's start in ``s`` (the current
     ``(v, ω, λ)`` or, with ``extrapolate``, ``2 s_k - s_{k-1}`` with ``s_{k-1}`` in ``prev_*``,
     unless that rate would reach ``|ω| ≥ 1/Δt``); ``prev_*`` then receive ``s_k``.
 
-    Returns ``(x₁, q₁, body)``: ``body >= 0`` is the first body with ``|ω| >= 2/Δt`` (nothing
-    else done then), ``-1`` otherwise.
+    Returns ``(x₁, q₁, body)`` (``x₁, q₁`` those of ``work``, :func:`newton_work`): ``body >= 0``
+    is the first body with ``|ω| >= 2/Δt`` (nothing else done then), ``-1`` otherwise.
     """
     nb = x.shape[0]
-    x1 = np.empty_like(x)
-    q1 = np.empty_like(q)
+    x1, q1 = work[3], work[4]
     for i in range(nb):
         if not _omega_s(w[i], dt) > 0.0:
             return x1, q1, i
@@ -589,7 +589,7 @@ def start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt, pa
         for c in range(3):
             x1[i, c] = x[i, c] + dt * v[i, c]
         _next_quaternion(q[i], w[i], dt, q1[i])
-    constraint_jacobian_kernel(x1, q1, parent, child, p_a, p_b, q_off, select, G)
+    constraint_jacobian_kernel(x1, q1, parent, child, p_a, p_b, q_off, select, G, work)
     if extrapolate:
         limit = 1.0 / (dt * dt)
         for i in range(nb):
@@ -640,7 +640,7 @@ def finish_step(code, it, pos, x, q, v, w, lam, x1, q1, s, nc, jrow):
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
 def step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, max_iter,
                 history, handle, data, mass, inertia, dt, gravity_wrench, diag_const, G, parent,
-                child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb):
+                child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, work):
     """One whole integrator step for mechanisms whose only applied force is gravity.
 
     :func:`start_step` (update rules, constraint Jacobians at ``z₁``, Newton's start, possibly
@@ -648,15 +648,14 @@ def step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, 
     overwritten with the new state (only on success). Returns ``(code, iterations,
     position)`` as :func:`newton_kernel`, with ``RATE_LIMIT`` for a body whose
     ``|ω| >= 2/Δt`` (its index in ``position``). Joint springs, dampers and forces:
-    :func:`.force_kernels.forced_step_kernel`.
+    :func:`.force_kernels.forced_step_kernel`. ``work``: :func:`newton_work`.
     """
     x1, q1, body = start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt,
-                              parent, child, p_a, p_b, q_off, select, nc, jrow, G)
+                              parent, child, p_a, p_b, q_off, select, nc, jrow, G, work)
     if body >= 0:
         return _RATE_LIMIT, 0, body
-    damping = np.zeros((0, 12, 12))
     code, it, pos = newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v, w, mass,
-                                  inertia, dt, False, gravity_wrench, damping, False,
+                                  inertia, dt, False, gravity_wrench, work[14], False,
                                   diag_const, G, parent, child, p_a, p_b, q_off, select, nc,
-                                  jrow, ptr_bj, ptr_jb)
+                                  jrow, ptr_bj, ptr_jb, work)
     return finish_step(code, it, pos, x, q, v, w, lam, x1, q1, s, nc, jrow)

@@ -49,8 +49,8 @@ def _record(k, it, x, q, v, w, xs, qs, vs, ws, its, history, record_history, hfl
 @njit(cache=True, error_model="numpy")
 def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam, prev_v,
                      prev_w, prev_lam, s, tol, max_iter, history, handle, data, mass, inertia,
-                     gravity_wrench, applied, joint_forces, has_forces, joints, forces_work, xs,
-                     qs, vs, ws, its, record_history, hflat):
+                     gravity_wrench, applied, joint_forces, has_forces, joints, forces_work, work,
+                     xs, qs, vs, ws, its, record_history, hflat):
     """Steps ``first .. first + count - 1`` of a run without contacts (joint springs and
     dampers included; the constant ``joint_forces`` read only if ``has_forces``).
 
@@ -62,7 +62,8 @@ def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam,
     gets the new state, ``its[k]`` the iterations and, with ``record_history``, the
     ``iterations + 1`` residual max-norms go to ``hflat`` one step after the other.
     ``joints`` and ``forces_work`` are the tuples of
-    :func:`.interior_point_kernels.contact_step_kernel`.
+    :func:`.interior_point_kernels.contact_step_kernel`, ``work`` the scratch of
+    :func:`.newton_kernels.newton_work`.
 
     Returns ``(code, iterations, position, done, t, used)``: the status of the last step run
     (``CONVERGED`` when all ``count`` converged; otherwise the failing step's code, iterations
@@ -87,12 +88,12 @@ def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam,
                 handle, data, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, parent,
                 child, p_a, p_b, q_off, select, free, nc, dof, tdof, rdof, rot_axis, spring,
                 spring_offset, damper, damped_pairs, coupling_dst, jrow, ptr_bj, ptr_jb, G,
-                rate, external, damping, diag_const, coupling)
+                rate, external, damping, diag_const, coupling, work)
         else:
             code, it, pos = step_kernel(
                 x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, s, tol, max_iter, history,
                 handle, data, mass, inertia, dt, gravity_wrench, diag_const, G, parent, child,
-                p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb)
+                p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, work)
         if code != _CONVERGED:
             break
         t += dt
@@ -107,8 +108,8 @@ def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, la
                        prev_w, prev_lam, u, warm_start, s, tol, max_iter, refine, refine_atol,
                        history, handle, data, rows, cols, mass, inertia, gravity_wrench,
                        joint_forces, has_forces, joints, groups, pairs, forces_work, work,
-                       s_start, xs, qs, vs, ws, its, record_history, hflat, record_contacts, crow,
-                       us):
+                       newton, s_start, xs, qs, vs, ws, its, record_history, hflat,
+                       record_contacts, crow, us):
     """Steps ``first .. first + count - 1`` of a run with contacts (the constant
     ``joint_forces`` read only if ``has_forces``).
 
@@ -128,7 +129,7 @@ def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, la
             x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, u, warm_start, s, tol, max_iter,
             refine, refine_atol, history, handle, data, rows, cols, mass, inertia, dt,
             gravity_wrench, joint_forces, has_forces, joints, groups, pairs, forces_work, work,
-            s_start)
+            newton, s_start)
         if code != _CONVERGED:
             break
         t += dt

@@ -58,6 +58,7 @@ from .newton_kernels import (
     constraint_jacobian_kernel,
     jacobian_kernel,
     newton_kernel,
+    newton_work,
     residual_kernel,
     step_kernel,
 )
@@ -308,6 +309,7 @@ class StepSystem:
         self._work = None                 # work arrays of step_compiled
         self._contact_wk = None           # work arrays of contact_step
         self._joint_args = None           # the joint arrays tuple of run_compiled
+        self._kernel_work = None          # scratch of the compiled kernels (newton_work)
         self.offsets = self.matrix.offsets
         self.N = int(self.offsets[-1])
         self._build_scatter(node)
@@ -408,7 +410,7 @@ class StepSystem:
         G = np.empty((2, len(js), 6, 6))                  # Dᵀ [∂g/∂x, ∂g/∂ʳq] per end
         if self.kernels == "compiled":
             constraint_jacobian_kernel(x1, q1, js.parent, js.child, js.p_a, js.p_b, js.q_off,
-                                       js.select, G)
+                                       js.select, G, self._scratch())
         else:
             ends = m.endpoint_states(x1, q1)
             _, dxa, dqa, dxb, dqb = jt.constraint_terms(js, *ends)
@@ -568,7 +570,7 @@ class StepSystem:
         out = residual_kernel(s, self.x1, self.q1, self.v0, self.w0, m.mass, m.inertia,
                               self.dt, self.projection, self.external, damping, has, self.G,
                               js.parent, js.child, js.p_a, js.p_b, js.q_off, js.select,
-                              js.n_constraints, self._jrow)
+                              js.n_constraints, self._jrow, self._scratch())
         if self.contacts:
             self._contact_residual_compiled(s, out)
         return out
@@ -581,7 +583,7 @@ class StepSystem:
         jacobian_kernel(s, self.matrix.data, self.x1, self.q1, m.mass, m.inertia, self.dt,
                         self.projection, self._diag_const, self.G, js.parent, js.child, js.p_a,
                         js.p_b, js.q_off, js.select, js.n_constraints, self._ptr_bj,
-                        self._ptr_jb)
+                        self._ptr_jb, self._scratch())
         self._write_coupling(self.matrix)
         if self.contacts:
             self._contact_jacobian_compiled(s, self.matrix)
@@ -699,9 +701,17 @@ class StepSystem:
             s, tol, max_iter, history, self._handle, self.matrix.data, self.x1, self.q1,
             self.v0, self.w0, m.mass, m.inertia, self.dt, self.projection, self.external,
             damping, has, self._diag_const, self.G, js.parent, js.child, js.p_a, js.p_b,
-            js.q_off, js.select, js.n_constraints, self._jrow, self._ptr_bj, self._ptr_jb)
+            js.q_off, js.select, js.n_constraints, self._jrow, self._ptr_bj, self._ptr_jb,
+            self._scratch())
         F.mark_valid(_factor_status(code, pos))
         return code, it, pos, history[:it + 1]
+
+    def _scratch(self) -> tuple:
+        """The scratch arrays of every compiled kernel (:func:`.newton_kernels.newton_work`),
+        made on first use; they hold nothing from one kernel call to the next."""
+        if self._kernel_work is None:
+            self._kernel_work = newton_work(self.model.n_bodies, len(self.model.joints), self.N)
+        return self._kernel_work
 
     def _step_work(self):
         """Work arrays of the whole compiled steps (:meth:`step_compiled`), made on first use:
@@ -756,7 +766,7 @@ class StepSystem:
                 x, q, v, w, lam, *previous, extrapolate, s, tol, max_iter, history,
                 self._handle, self.matrix.data, m.mass, m.inertia, self.dt, wk.gravity,
                 wk.diag_const, wk.G, js.parent, js.child, js.p_a, js.p_b, js.q_off, js.select,
-                js.n_constraints, self._jrow, self._ptr_bj, self._ptr_jb)
+                js.n_constraints, self._jrow, self._ptr_bj, self._ptr_jb, self._scratch())
         else:
             has_forces = joint_forces is not None
             forces = (np.ascontiguousarray(np.broadcast_to(
@@ -769,7 +779,7 @@ class StepSystem:
                 js.n_constraints, js.dof, js.translational_dof, js.rotational_dof,
                 js.rot_axis, js.spring, js.spring_offset, js.damper, wk.pairs,
                 self._coupling_dst, self._jrow, self._ptr_bj, self._ptr_jb, wk.G, wk.rate,
-                wk.external, wk.damping, wk.diag_const, wk.coupling)
+                wk.external, wk.damping, wk.diag_const, wk.coupling, self._scratch())
         F.mark_valid(_factor_status(code, pos))
         return code, it, pos, history[:it + 1]
 
@@ -816,9 +826,7 @@ class StepSystem:
                 dtype=np.int64) for k in range(3))
             positive = np.concatenate([g.rows.ravel() for g in self.contacts]).astype(np.int64)
             N = self.N
-            nj = len(js)
-            deriv = np.empty((nj, 2, 6, 7))
-            scratch = (deriv, np.empty_like(deriv), *(np.empty(N) for _ in range(9)))
+            scratch = tuple(np.empty(N) for _ in range(8))
             joints = (js.parent, js.child, js.p_a, js.p_b, js.q_off, js.select, js.n_constraints,
                       self._jrow, self._ptr_bj, self._ptr_jb, js.free, js.dof,
                       js.translational_dof, js.rotational_dof, js.rot_axis, js.spring,
@@ -864,7 +872,8 @@ class StepSystem:
             x, q, v, w, lam, *previous, bool(extrapolate), cw.u, bool(warm_start), s, float(tol),
             int(max_iter), bool(refine), float(refine_atol), history, cw.handle,
             self.matrix.data, rows, cols, m.mass, m.inertia, self.dt, wk.gravity, forces,
-            has_forces, cw.joints, cw.groups, cw.pairs, cw.forces, cw.scratch, cw.s_start)
+            has_forces, cw.joints, cw.groups, cw.pairs, cw.forces, cw.scratch, self._scratch(),
+            cw.s_start)
         cw.factorization.mark_valid(_factor_status(code, pos))
         return code, it, pos, target, history[:it + 1]
 
@@ -910,8 +919,8 @@ class StepSystem:
             w, lam, *previous, wk.s, float(tol), int(max_iter), history, self._handle,
             self.matrix.data, m.mass, m.inertia, wk.gravity, wk.applied, wk.no_forces, False,
             self._joint_arguments(),
-            (wk.G, wk.rate, wk.external, wk.damping, wk.diag_const, wk.coupling), *record,
-            record_history, hflat)
+            (wk.G, wk.rate, wk.external, wk.damping, wk.diag_const, wk.coupling),
+            self._scratch(), *record, record_history, hflat)
         F.mark_valid(_factor_status(code, pos))
         return code, it, pos, done, t, used, history[:it + 1]
 
@@ -945,8 +954,8 @@ class StepSystem:
             w, lam, *previous, cw.u, bool(warm_start), wk.s, float(tol), int(max_iter),
             bool(refine), float(refine_atol), history, cw.handle, self.matrix.data, rows, cols,
             m.mass, m.inertia, wk.gravity, wk.no_forces, False, cw.joints, cw.groups, cw.pairs,
-            cw.forces, cw.scratch, cw.s_start, *record, record_history, hflat, record_contacts,
-            contact_rows, contacts_out)
+            cw.forces, cw.scratch, self._scratch(), cw.s_start, *record, record_history, hflat,
+            record_contacts, contact_rows, contacts_out)
         cw.factorization.mark_valid(_factor_status(code, pos))
         return code, it, pos, target, done, t, used, history[:it + 1]
 
