@@ -60,11 +60,11 @@ public :class:`~dynamics.maximal.StepSystem` methods pass (captured from
 - ``solve``: ``graphsolve.lowlevel.solve_factored(handle, x)`` (+ the refinement residual
   ``contact_kernels.refinement_residual``).
 
-The step's own Newton loop reuses the joints' constraint derivatives of the accepted residual
-in its Jacobian (``newton_kernels._residual`` with ``keep``); the public kernels timed here
-compute them in the Jacobian instead, so the residual is slightly under- and the assembly
-over-estimated (their sum is about right). Calls per step: one Jacobian and one factorization
-per iteration (exact: the kernels' code); residuals ``1 + iterations × t``, with ``t`` the
+The step's own Newton loop computes the joints' constraint derivatives in its Jacobian, as the
+public kernels timed here do; unlike them, it writes the constant ``-Gᵀ`` blocks once per
+Newton solve, not in every Jacobian, so the assembly is slightly over-estimated. Calls per
+step: one Jacobian and one factorization per iteration (exact: the kernels' code); residuals
+``1 + iterations × t``, with ``t`` the
 reference path's line-search trials per iteration (its residual calls minus one per step,
 over its iterations); solves: Newton one per iteration; interior point ``iterations × r``
 solves and ``iterations × e`` refinement residuals, ``r`` and ``e`` the reference path's
