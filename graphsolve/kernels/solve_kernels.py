@@ -34,38 +34,33 @@ from .tree6 import PREFETCH_NODES, _prefetch_x
 
 __all__: list[str] = []
 
-#: Pivot sizes whose solves the generic one-right-hand-side kernels (``BS = 0``) run as
-#: fixed-size code: those the generic factor fixes
-#: (:data:`~graphsolve.kernels.factor_kernels.FIXED_PIVOT_SIZES`: joints 1-5, bodies 6,
-#: contact groups 2, 8, 12). Other sizes run the runtime-size loops.
+#: Pivot sizes whose solves the generic one-vector LDU solve (:func:`_solve_vector` with
+#: ``BS = 0``: ``solve_factored``, the dynamics' contact steps) runs as fixed-size code: those
+#: the generic factor fixes (:data:`~graphsolve.kernels.factor_kernels.FIXED_PIVOT_SIZES`:
+#: joints 1-5, bodies 6, contact groups 2, 8, 12). Other sizes run the runtime-size loops. (The
+#: generic LDLᵀ solve keeps the runtime-size loops: fixed-size copies there made it 1.7× faster
+#: on mixed 3/6/12 blocks, but its cold compilation 7× longer, 1.5 → 11 s.)
 FIXED_SOLVE_SIZES = (1, 2, 3, 4, 5, 6, 8, 12)
-#: The generic one-right-hand-side kernels run the block products of a 6×6 block (a rigid
-#: body) with a block of these sizes, either way round (``6×o`` and ``o×6``), as fixed-size
-#: code; other pairs run the runtime-size loops.
+#: :func:`_solve_vector` with ``BS = 0`` runs the block products of a 6×6 block (a rigid body)
+#: with a block of these sizes, either way round (``6×o`` and ``o×6``), as fixed-size code;
+#: other pairs run the runtime-size loops.
 FIXED_MATVEC_SIZES = (1, 2, 3, 4, 5, 6, 8, 12)
 
 
 # ---------------------------------------------------------------------- fixed-size block steps
-# The generic kernels' block steps with fixed sizes, as the generic factor's
+# The generic LDU solve's block steps with fixed sizes, as the generic factor's
 # (:func:`~graphsolve.kernels.factor_kernels._finish_pivot_sized`): each ``*_py`` body is
 # compiled once and inlined by LLVM (``forceinline``) where it is called with literal sizes,
 # which then fold into fixed trip counts; each ``*_any`` dispatcher (compiled once as well, and
 # inlined by LLVM at the kernels' call sites) picks the copy for the block's runtime sizes.
-def _matvec_sub_py(y, M, z, m, n, trans, FM, FN):
-    """``y -= M z`` for an ``m×n`` block ``M`` (:func:`~graphsolve.kernels.blocks._matvec_sub`),
-    or ``y -= Mᵀ z`` (``trans``: row by row of ``M``, contiguous), with the sizes ``FM``,
-    ``FN`` if > 0."""
+def _matvec_sub_py(y, M, z, m, n, FM, FN):
+    """``y -= M z`` for an ``m×n`` block ``M`` (:func:`~graphsolve.kernels.blocks._matvec_sub`)
+    with the sizes ``FM``, ``FN`` if > 0."""
     if FM > 0:
         m = FM
     if FN > 0:
         n = FN
-    if trans:
-        for q in range(m):
-            f = z[q]
-            for r in range(n):
-                y[r] -= M[q * n + r] * f
-    else:
-        _matvec_sub(y, M, z, m, n)
+    _matvec_sub(y, M, z, m, n)
 
 
 def _lu_solve_py(lu, pv, s, y, FS):
@@ -75,70 +70,58 @@ def _lu_solve_py(lu, pv, s, y, FS):
     _lu_solve_vec(lu, pv, s, y)
 
 
-def _ldl_solve_py(a, s, y, FS):
-    """:func:`~graphsolve.kernels.blocks._ldl_solve_vec` with the size ``FS`` if > 0."""
-    if FS > 0:
-        s = FS
-    _ldl_solve_vec(a, s, y)
-
-
 _FIXED = {"cache": True, "nogil": True, "error_model": "numpy", "fastmath": _FAST,
           "forceinline": True}
 _matvec_sub_fixed = njit(**_FIXED)(_matvec_sub_py)
 _lu_solve_fixed = njit(**_FIXED)(_lu_solve_py)
-_ldl_solve_fixed = njit(**_FIXED)(_ldl_solve_py)
 
 
 @njit(**_FIXED)
-def _matvec_sub_any(y, M, z, m, n, trans):
-    """``y -= M z`` (``trans``: ``y -= Mᵀ z``) for an ``m×n`` block ``M``: a fixed-size copy
-    for a 6×6 block with a block of a size in :data:`FIXED_MATVEC_SIZES` (6×6: the vectorized
-    products of :mod:`~graphsolve.kernels.simd`), the runtime-size code otherwise. ``trans``
-    is a constant at every call site (LLVM keeps one of the two branches)."""
+def _matvec_sub_any(y, M, z, m, n):
+    """``y -= M z`` for an ``m×n`` block ``M``: a fixed-size copy for a 6×6 block with a block
+    of a size in :data:`FIXED_MATVEC_SIZES` (6×6: the vectorized product of
+    :mod:`~graphsolve.kernels.simd`), the runtime-size code otherwise."""
     o = n if m == 6 else (m if n == 6 else 0)
     six = m == 6
     if o == 6:
-        if trans:
-            matvec6t_sub(y, 0, M, 0, z, 0)                          # simd.py
-        else:
-            matvec6_sub(y, 0, M, 0, z, 0)
+        matvec6_sub(y, 0, M, 0, z, 0)                               # simd.py
     elif o == 3:
         if six:
-            _matvec_sub_fixed(y, M, z, m, n, trans, 6, 3)
+            _matvec_sub_fixed(y, M, z, m, n, 6, 3)
         else:
-            _matvec_sub_fixed(y, M, z, m, n, trans, 3, 6)
+            _matvec_sub_fixed(y, M, z, m, n, 3, 6)
     elif o == 12:
         if six:
-            _matvec_sub_fixed(y, M, z, m, n, trans, 6, 12)
+            _matvec_sub_fixed(y, M, z, m, n, 6, 12)
         else:
-            _matvec_sub_fixed(y, M, z, m, n, trans, 12, 6)
+            _matvec_sub_fixed(y, M, z, m, n, 12, 6)
     elif o == 5:
         if six:
-            _matvec_sub_fixed(y, M, z, m, n, trans, 6, 5)
+            _matvec_sub_fixed(y, M, z, m, n, 6, 5)
         else:
-            _matvec_sub_fixed(y, M, z, m, n, trans, 5, 6)
+            _matvec_sub_fixed(y, M, z, m, n, 5, 6)
     elif o == 1:
         if six:
-            _matvec_sub_fixed(y, M, z, m, n, trans, 6, 1)
+            _matvec_sub_fixed(y, M, z, m, n, 6, 1)
         else:
-            _matvec_sub_fixed(y, M, z, m, n, trans, 1, 6)
+            _matvec_sub_fixed(y, M, z, m, n, 1, 6)
     elif o == 2:
         if six:
-            _matvec_sub_fixed(y, M, z, m, n, trans, 6, 2)
+            _matvec_sub_fixed(y, M, z, m, n, 6, 2)
         else:
-            _matvec_sub_fixed(y, M, z, m, n, trans, 2, 6)
+            _matvec_sub_fixed(y, M, z, m, n, 2, 6)
     elif o == 4:
         if six:
-            _matvec_sub_fixed(y, M, z, m, n, trans, 6, 4)
+            _matvec_sub_fixed(y, M, z, m, n, 6, 4)
         else:
-            _matvec_sub_fixed(y, M, z, m, n, trans, 4, 6)
+            _matvec_sub_fixed(y, M, z, m, n, 4, 6)
     elif o == 8:
         if six:
-            _matvec_sub_fixed(y, M, z, m, n, trans, 6, 8)
+            _matvec_sub_fixed(y, M, z, m, n, 6, 8)
         else:
-            _matvec_sub_fixed(y, M, z, m, n, trans, 8, 6)
+            _matvec_sub_fixed(y, M, z, m, n, 8, 6)
     else:
-        _matvec_sub_fixed(y, M, z, m, n, trans, 0, 0)
+        _matvec_sub_fixed(y, M, z, m, n, 0, 0)
 
 
 @njit(**_FIXED)
@@ -163,30 +146,6 @@ def _lu_solve_any(lu, pv, s, y):
         _lu_solve_fixed(lu, pv, s, y, 8)
     else:
         _lu_solve_fixed(lu, pv, s, y, 0)
-
-
-@njit(**_FIXED)
-def _ldl_solve_any(a, s, y):
-    """``y <- D⁻¹ y`` with a definite (``M Δ Mᵀ``) pivot factor: a fixed-size copy for the
-    sizes of :data:`FIXED_SOLVE_SIZES`, the runtime-size code otherwise."""
-    if s == 6:
-        _ldl_solve_fixed(a, s, y, 6)
-    elif s == 3:
-        _ldl_solve_fixed(a, s, y, 3)
-    elif s == 12:
-        _ldl_solve_fixed(a, s, y, 12)
-    elif s == 5:
-        _ldl_solve_fixed(a, s, y, 5)
-    elif s == 1:
-        _ldl_solve_fixed(a, s, y, 1)
-    elif s == 2:
-        _ldl_solve_fixed(a, s, y, 2)
-    elif s == 4:
-        _ldl_solve_fixed(a, s, y, 4)
-    elif s == 8:
-        _ldl_solve_fixed(a, s, y, 8)
-    else:
-        _ldl_solve_fixed(a, s, y, 0)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
@@ -240,7 +199,7 @@ def _sub_sized(y, M, z, m, n, BS, BS2):
     either way round, or BS×BS when ``BS2 = 0`` (uniform sizes; ``BS = 0``: generic, with
     the fixed-size copies of :func:`_matvec_sub_any`)."""
     if BS == 0:
-        _matvec_sub_any(y, M, z, m, n, False)
+        _matvec_sub_any(y, M, z, m, n)
     elif BS == 6 and BS2 == 0:
         matvec6_sub(y, 0, M, 0, z, 0)                               # simd.py
     elif BS > 0 and BS2 == 0:
@@ -316,9 +275,7 @@ def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, D
     row updates (contiguous), the pivot solves by the definite (``M Δ Mᵀ``) or LU form; ``BS``
     > 0: every block is BS×BS (fixed trip counts; the offsets ``x_ptr[i] = BS i`` and
     ``d_ptr[order[k]] = BS² k`` are computed, not looked up: on a large tree in random
-    labels each lookup would be a cache miss), ``BS = 0`` generic (the fixed-size copies of
-    :func:`_matvec_sub_any` and, for definite pivots, :func:`_ldl_solve_any`; an indefinite
-    pivot's LU solve keeps the runtime-size loops)."""
+    labels each lookup would be a cache miss), ``BS = 0`` generic."""
     literally(BS)
     n = order.size
     for k in range(n):                                              # Alg. 4 lines 1-6
@@ -332,12 +289,9 @@ def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, D
             co = x_ptr[c] if BS == 0 else BS * c
             if BS == 6:                                             # simd.py
                 matvec6_sub(x, xo, L, fe_ptr[e], x, co)
-            elif BS == 0:
-                sc = sizes[c]
-                _matvec_sub_any(x[xo:xo + si], L[fe_ptr[e]:fe_ptr[e + 1]], x[co:co + sc], si,
-                                sc, False)
             else:
-                _matvec_sub(x[xo:xo + si], L[fe_ptr[e]:fe_ptr[e + 1]], x[co:co + BS], si, BS)
+                sc = sizes[c] if BS == 0 else BS
+                _matvec_sub(x[xo:xo + si], L[fe_ptr[e]:fe_ptr[e + 1]], x[co:co + sc], si, sc)
     for k in range(n):                                              # D⁻¹, in order
         if BS > 0 and k + PREFETCH_NODES < n:
             prefetch(x, BS * order[k + PREFETCH_NODES])
@@ -348,9 +302,7 @@ def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, D
         xi = x[xo:xo + si]
         do = d_ptr[i] if BS == 0 else BS * BS * k
         lu = Dlu[do:do + si * si]
-        if piv[xo] < 0 and BS == 0:
-            _ldl_solve_any(lu, si, xi)
-        elif piv[xo] < 0:
+        if piv[xo] < 0:
             _ldl_solve_vec(lu, si, xi)
         else:
             _lu_solve_vec(lu, piv[xo:xo + si], si, xi)
@@ -367,10 +319,6 @@ def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, D
                 matvec6t_sub(x, co, L, fe_ptr[e], x, xo)
                 continue
             sc = sizes[c] if BS == 0 else BS
-            if BS == 0:
-                _matvec_sub_any(x[co:co + sc], L[fe_ptr[e]:fe_ptr[e + 1]], x[xo:xo + si], si,
-                                sc, True)
-                continue
             blk = fe_ptr[e]
             for q in range(si):                 # x_c -= L_icᵀ x_i, row by row of L_ic
                 f = x[xo + q]
