@@ -17,7 +17,6 @@ from .factor_kernels import _poison
 from .reference import PIVOT_RTOL
 from .specializations import (
     _FACTOR,
-    _SOLVE,
     _SOLVE_IMPLICIT,
     _SOLVE_VECTOR,
     _pack,
@@ -39,7 +38,7 @@ KIND_IMPLICIT = 1000
 _factor_0_0 = _FACTOR[(0, 0)]
 _factor_6_3 = _FACTOR[(6, 3)]
 _factor_6_5 = _FACTOR[(6, 5)]
-_solve_0_0 = _SOLVE[(0, 0)]
+_solve_vector_0_0 = _SOLVE_VECTOR[(0, 0)]
 _solve_vector_6_3 = _SOLVE_VECTOR[(6, 3)]
 _solve_vector_6_5 = _SOLVE_VECTOR[(6, 5)]
 _solve_implicit_0_0 = _SOLVE_IMPLICIT[(0, 0)]
@@ -111,7 +110,6 @@ def solve_factored(handle, x):
     """
     ints, bounds, lsrc, usrc, D, Dlu, piv, L, U, w1, w2, rtol, kind = handle
     implicit = kind >= KIND_IMPLICIT
-    symmetric = kind < 0
     # the solve kernels read the first seven arrays of the pack (_unpack_solve)
     if kind == KIND_IMPLICIT + KIND_PAIR_6_5:
         _solve_implicit_6_5(ints, bounds, Dlu, piv, L, U, x)
@@ -123,5 +121,5 @@ def solve_factored(handle, x):
         _solve_vector_6_5(ints, bounds, Dlu, piv, L, U, x)
     elif kind == KIND_PAIR_6_3:
         _solve_vector_6_3(ints, bounds, Dlu, piv, L, U, x)
-    else:
-        _solve_0_0(ints, bounds, Dlu, piv, L, U, x, np.int64(1), symmetric)
+    else:                           # LDU (a handle's factor), any sizes
+        _solve_vector_0_0(ints, bounds, Dlu, piv, L, U, x)

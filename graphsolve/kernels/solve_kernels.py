@@ -34,6 +34,119 @@ from .tree6 import PREFETCH_NODES, _prefetch_x
 
 __all__: list[str] = []
 
+#: Pivot sizes whose solves the generic one-vector LDU solve (:func:`_solve_vector` with
+#: ``BS = 0``: ``solve_factored``, the dynamics' contact steps) runs as fixed-size code: those
+#: the generic factor fixes (:data:`~graphsolve.kernels.factor_kernels.FIXED_PIVOT_SIZES`:
+#: joints 1-5, bodies 6, contact groups 2, 8, 12). Other sizes run the runtime-size loops. (The
+#: generic LDLᵀ solve keeps the runtime-size loops: fixed-size copies there made it 1.7× faster
+#: on mixed 3/6/12 blocks, but its cold compilation 7× longer, 1.5 → 11 s.)
+FIXED_SOLVE_SIZES = (1, 2, 3, 4, 5, 6, 8, 12)
+#: :func:`_solve_vector` with ``BS = 0`` runs the block products of a 6×6 block (a rigid body)
+#: with a block of these sizes, either way round (``6×o`` and ``o×6``), as fixed-size code;
+#: other pairs run the runtime-size loops.
+FIXED_MATVEC_SIZES = (1, 2, 3, 4, 5, 6, 8, 12)
+
+
+# ---------------------------------------------------------------------- fixed-size block steps
+# The generic LDU solve's block steps with fixed sizes, as the generic factor's
+# (:func:`~graphsolve.kernels.factor_kernels._finish_pivot_sized`): each ``*_py`` body is
+# compiled once and inlined by LLVM (``forceinline``) where it is called with literal sizes,
+# which then fold into fixed trip counts; each ``*_any`` dispatcher (compiled once as well, and
+# inlined by LLVM at the kernels' call sites) picks the copy for the block's runtime sizes.
+def _matvec_sub_py(y, M, z, m, n, FM, FN):
+    """``y -= M z`` for an ``m×n`` block ``M`` (:func:`~graphsolve.kernels.blocks._matvec_sub`)
+    with the sizes ``FM``, ``FN`` if > 0."""
+    if FM > 0:
+        m = FM
+    if FN > 0:
+        n = FN
+    _matvec_sub(y, M, z, m, n)
+
+
+def _lu_solve_py(lu, pv, s, y, FS):
+    """:func:`~graphsolve.kernels.blocks._lu_solve_vec` with the size ``FS`` if > 0."""
+    if FS > 0:
+        s = FS
+    _lu_solve_vec(lu, pv, s, y)
+
+
+_FIXED = {"cache": True, "nogil": True, "error_model": "numpy", "fastmath": _FAST,
+          "forceinline": True}
+_matvec_sub_fixed = njit(**_FIXED)(_matvec_sub_py)
+_lu_solve_fixed = njit(**_FIXED)(_lu_solve_py)
+
+
+@njit(**_FIXED)
+def _matvec_sub_any(y, M, z, m, n):
+    """``y -= M z`` for an ``m×n`` block ``M``: a fixed-size copy for a 6×6 block with a block
+    of a size in :data:`FIXED_MATVEC_SIZES` (6×6: the vectorized product of
+    :mod:`~graphsolve.kernels.simd`), the runtime-size code otherwise."""
+    o = n if m == 6 else (m if n == 6 else 0)
+    six = m == 6
+    if o == 6:
+        matvec6_sub(y, 0, M, 0, z, 0)                               # simd.py
+    elif o == 3:
+        if six:
+            _matvec_sub_fixed(y, M, z, m, n, 6, 3)
+        else:
+            _matvec_sub_fixed(y, M, z, m, n, 3, 6)
+    elif o == 12:
+        if six:
+            _matvec_sub_fixed(y, M, z, m, n, 6, 12)
+        else:
+            _matvec_sub_fixed(y, M, z, m, n, 12, 6)
+    elif o == 5:
+        if six:
+            _matvec_sub_fixed(y, M, z, m, n, 6, 5)
+        else:
+            _matvec_sub_fixed(y, M, z, m, n, 5, 6)
+    elif o == 1:
+        if six:
+            _matvec_sub_fixed(y, M, z, m, n, 6, 1)
+        else:
+            _matvec_sub_fixed(y, M, z, m, n, 1, 6)
+    elif o == 2:
+        if six:
+            _matvec_sub_fixed(y, M, z, m, n, 6, 2)
+        else:
+            _matvec_sub_fixed(y, M, z, m, n, 2, 6)
+    elif o == 4:
+        if six:
+            _matvec_sub_fixed(y, M, z, m, n, 6, 4)
+        else:
+            _matvec_sub_fixed(y, M, z, m, n, 4, 6)
+    elif o == 8:
+        if six:
+            _matvec_sub_fixed(y, M, z, m, n, 6, 8)
+        else:
+            _matvec_sub_fixed(y, M, z, m, n, 8, 6)
+    else:
+        _matvec_sub_fixed(y, M, z, m, n, 0, 0)
+
+
+@njit(**_FIXED)
+def _lu_solve_any(lu, pv, s, y):
+    """``y <- D⁻¹ y`` with an LU pivot factor: a fixed-size copy for the sizes of
+    :data:`FIXED_SOLVE_SIZES`, the runtime-size code otherwise."""
+    if s == 6:
+        _lu_solve_fixed(lu, pv, s, y, 6)
+    elif s == 3:
+        _lu_solve_fixed(lu, pv, s, y, 3)
+    elif s == 12:
+        _lu_solve_fixed(lu, pv, s, y, 12)
+    elif s == 5:
+        _lu_solve_fixed(lu, pv, s, y, 5)
+    elif s == 1:
+        _lu_solve_fixed(lu, pv, s, y, 1)
+    elif s == 2:
+        _lu_solve_fixed(lu, pv, s, y, 2)
+    elif s == 4:
+        _lu_solve_fixed(lu, pv, s, y, 4)
+    elif s == 8:
+        _lu_solve_fixed(lu, pv, s, y, 8)
+    else:
+        _lu_solve_fixed(lu, pv, s, y, 0)
+
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
 def _solve_bs(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, Dlu, piv, L, U, x,
@@ -83,8 +196,11 @@ def _solve_bs(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, Dlu, piv,
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _sub_sized(y, M, z, m, n, BS, BS2):
     """``y -= M z`` for an ``m×n`` block, with fixed sizes when (m, n) is the pair (BS, BS2)
-    either way round, or BS×BS when ``BS2 = 0`` (uniform sizes; ``BS = 0``: generic)."""
-    if BS == 6 and BS2 == 0:
+    either way round, or BS×BS when ``BS2 = 0`` (uniform sizes; ``BS = 0``: generic, with
+    the fixed-size copies of :func:`_matvec_sub_any`)."""
+    if BS == 0:
+        _matvec_sub_any(y, M, z, m, n)
+    elif BS == 6 and BS2 == 0:
         matvec6_sub(y, 0, M, 0, z, 0)                               # simd.py
     elif BS > 0 and BS2 == 0:
         _matvec_sub(y, M, z, BS, BS)
@@ -99,8 +215,10 @@ def _sub_sized(y, M, z, m, n, BS, BS2):
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST, inline="always")
 def _pivot_solve_sized(lu, pv, s, y, BS, BS2):
     """``y <- D⁻¹ y`` with the pivot's LU, fixed-size for the sizes of the pair (or the
-    uniform size BS when ``BS2 = 0``)."""
-    if BS > 0 and (BS2 == 0 or s == BS):
+    uniform size BS when ``BS2 = 0``; ``BS = 0``: :func:`_lu_solve_any`)."""
+    if BS == 0:
+        _lu_solve_any(lu, pv, s, y)
+    elif BS2 == 0 or s == BS:
         _lu_solve_vec(lu, pv, BS, y)
     elif BS2 > 0 and s == BS2:
         _lu_solve_vec(lu, pv, BS2, y)

@@ -42,7 +42,7 @@ __all__ = ["SPECIALIZATIONS", "SPECIALIZED_SIZES", "SPECIALIZED_PAIRS", "special
 #: A kind missing from a row falls back to the generic ``(0, 0)`` entry point (for
 #: ``"solve_vector"``: to ``"solve"``).
 SPECIALIZATIONS: dict[tuple[int, int], tuple[str, ...]] = {
-    (0, 0): ("factor", "solve", "solve_sym", "implicit", "batch"),
+    (0, 0): ("factor", "solve", "solve_sym", "solve_vector", "implicit", "batch"),
     (3, 0): ("factor", "solve", "solve_sym", "solve_vector"),
     (6, 0): ("factor", "solve", "solve_sym", "solve_vector", "batch"),
     (6, 3): ("factor", "solve_vector", "implicit", "batch"),

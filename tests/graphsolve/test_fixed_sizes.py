@@ -1,5 +1,6 @@
-"""The generic compiled kernel's fixed-size block code (``FIXED_PIVOT_SIZES``,
-``FIXED_PAIR_SIZES`` of :mod:`graphsolve.kernels.factor_kernels`) on matrices that mix block
+"""The generic compiled kernels' fixed-size block code (``FIXED_PIVOT_SIZES``,
+``FIXED_PAIR_SIZES`` of :mod:`graphsolve.kernels.factor_kernels`, ``FIXED_SOLVE_SIZES``,
+``FIXED_MATVEC_SIZES`` of :mod:`graphsolve.kernels.solve_kernels`) on matrices that mix block
 sizes, as the dynamics' contact KKT matrices do (bodies 6, joints 1-5, contact groups 2/8/12).
 
 Oracles: LAPACK (``numpy.linalg.solve`` on the dense matrix) and the reference backend (SciPy
@@ -22,6 +23,13 @@ from graphsolve.kernels.factor_kernels import (
     _scale_pair,
 )
 from graphsolve.kernels.reference import PIVOT_RTOL
+from graphsolve.kernels.solve_kernels import (
+    FIXED_MATVEC_SIZES,
+    FIXED_SOLVE_SIZES,
+    _lu_solve_any,
+    _lu_solve_fixed,
+    _matvec_sub_any,
+)
 from tests.conftest import dense_oracle_solve, rel_error
 
 PROPERTY = settings(max_examples=25, deadline=None)
@@ -146,3 +154,94 @@ def test_fixed_size_pairs_equal_the_runtime_size_code(o, body_first, mode):
         out.append((T, S, Di))
     for a, b in zip(*out, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
+
+
+# ---------------------------------------------------------------------- the generic solves
+# The one-vector LDU kernel with BS = 0 (solve_kernels: FIXED_SOLVE_SIZES and
+# FIXED_MATVEC_SIZES; Factorization.solve and solve_factored), and the LDLᵀ and several-column
+# solves: against LAPACK, and against the runtime-size kernel (_solve_bs, the
+# multi-right-hand-side solve, with nrhs = 1) on the same factor buffers.
+def _runtime_size_solve(F, b, symmetric):
+    from graphsolve.kernels.specializations import _SOLVE, _pack, _solve_arrays
+    ints, bounds = _pack(F.analysis, _solve_arrays)
+    x = np.ascontiguousarray(b, dtype=float).copy()
+    nrhs = 1 if x.ndim == 1 else x.shape[1]
+    _SOLVE[(0, 0)](ints, bounds, F._Dlu, F._piv, F._L, F._U, x.reshape(-1), nrhs, symmetric)
+    return x
+
+
+def _indefinite(A, seed):
+    """``A`` (SPD) with the signs of some eigenvalues of a third of its diagonal blocks flipped:
+    symmetric, indefinite pivots (LDLᵀ takes their LU branch), as well conditioned."""
+    rng = np.random.default_rng(seed)
+    n = A.block_sizes.size
+    for v in rng.choice(n, max(1, n // 3), replace=False):
+        s = int(A.block_sizes[v])
+        lo, hi = A.diag_ptr[v], A.diag_ptr[v + 1]
+        lam, V = np.linalg.eigh(A.data[lo:hi].reshape(s, s))
+        lam = lam * np.where(rng.random(s) < 0.5, -1.0, 1.0)
+        A.data[lo:hi] = (V * lam @ V.T).ravel()
+    return A
+
+
+@PROPERTY
+@given(n=st.integers(2, 30), seed=st.integers(0, 10_000), extra=st.integers(0, 4),
+       kind=st.sampled_from(["unsymmetric", "spd", "indefinite"]),
+       nrhs=st.sampled_from([0, 1, 3]))
+def test_generic_solves_equal_lapack_and_the_runtime_size_kernel(n, seed, extra, kind, nrhs):
+    """Every fixed size and pair (and sizes 7, 9 without one), LDU and LDLᵀ (definite and
+    indefinite pivots); ``nrhs = 0``: a vector (the one-vector kernels), 1 and 3: columns."""
+    A = _mixed(n, seed, extra, "unsymmetric" if kind == "unsymmetric" else "spd")
+    if kind == "indefinite":
+        A = _indefinite(A, seed + 2)
+    rng = np.random.default_rng(seed)
+    b = rng.standard_normal(A.shape[0] if nrhs == 0 else (A.shape[0], nrhs))
+    ref = dense_oracle_solve(A.to_scipy(), b)
+    for method in ["ldu"] if kind == "unsymmetric" else ["ldu", "ldlt"]:
+        F = gs.factorize(A, method=method, backend="compiled")
+        x = F.solve(b)
+        assert rel_error(x, ref) <= 1e-8
+        slow = _runtime_size_solve(F, b, method == "ldlt")
+        np.testing.assert_allclose(x, slow, rtol=1e-10, atol=1e-12 * np.abs(slow).max())
+    from graphsolve.lowlevel import refactor_solve, solve_factored
+    an = gs.analyze(A)
+    for implicit in ([False, True] if an.n_updates == 0 else [False]):
+        F = gs.allocate(an, "ldu", "compiled")
+        handle = F.fused_handle(A, implicit=implicit)
+        x = np.zeros(A.shape[0])
+        assert refactor_solve(handle, A.data, x) == -1
+        for col in (b.T if b.ndim == 2 else [b]):
+            x = np.array(col)                       # a copy: solved in place
+            solve_factored(handle, x)
+            assert rel_error(x, dense_oracle_solve(A.to_scipy(), col)) <= 1e-8
+
+
+@pytest.mark.parametrize("o", sorted({*FIXED_MATVEC_SIZES, 7, 9}))
+@pytest.mark.parametrize("body_first", [True, False])
+def test_fixed_size_block_products_equal_numpy(o, body_first):
+    """The generic LDU solve's block products ``y -= M z``: a 6×6 block with every size (7 and
+    9 on the runtime-size code), and two blocks without a 6."""
+    rng = np.random.default_rng(o)
+    for m, n in [(6, o) if body_first else (o, 6), (o, o + 1)]:
+        M = rng.standard_normal((m, n))
+        z = rng.standard_normal(n)
+        y0 = rng.standard_normal(m)
+        y = y0.copy()
+        _matvec_sub_any(y, M.ravel(), z, m, n)
+        np.testing.assert_allclose(y, y0 - M @ z, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("s", sorted({*FIXED_SOLVE_SIZES, 7, 9}))
+def test_fixed_size_pivot_solves_equal_the_runtime_size_code(s):
+    """The generic LDU solve's pivot solves (LU with row swaps): the fixed-size copy, the
+    runtime-size code and LAPACK agree."""
+    rng = np.random.default_rng(s)
+    D = rng.standard_normal((s, s)) + 0.1 * np.eye(s)
+    lu, piv = np.zeros(s * s), np.zeros(s, np.int64)
+    assert _finish_pivot_fixed(D.ravel().copy(), lu, piv, s, False, 0.0, 0)
+    b = rng.standard_normal(s)
+    y, z = b.copy(), b.copy()
+    _lu_solve_any(lu, piv, s, y)
+    _lu_solve_fixed(lu, piv, s, z, 0)
+    np.testing.assert_allclose(y, z, rtol=1e-13, atol=1e-13)
+    assert rel_error(y, np.linalg.solve(D, b)) <= 1e-10
