@@ -62,7 +62,10 @@ SIZES = {"path": (10**4, 10**5, 10**6), "random_tree": (10**4, 10**5, 10**6),
          "ladder": (10**4, 10**5, 10**6), "nx-grid2d": (100, 300)}
 QUICK_SIZES = {"path": (10**4, 10**5), "random_tree": (10**4, 10**5),
                "ladder": (10**4, 10**5), "nx-grid2d": (100,)}   # a 300² grid alone: minutes
-WARMUP_SIZE = {"nx-grid2d": 12, "net": 12, "crystal": 5, "nx-grid3d": 5}  # others: 200 nodes
+#: Warm-up sizes: large enough for grids and crystals that their first factorization takes
+#: the supernodal kernel (from 3·10⁸ flops, ``SUPERNODAL_FIRST_MIN_FLOPS``), so that a case's
+#: first factorization does not include loading or compiling it. Others: 200 nodes.
+WARMUP_SIZE = {"nx-grid2d": 60, "net": 60, "crystal": 10, "nx-grid3d": 10}
 BLOCK = 6
 BUDGET_S = 5.0                     # seconds of samples per timed call, at least one sample
 MEMORY_FRACTION = 0.8              # a part may use this share of the memory available at start
@@ -208,32 +211,14 @@ def _warmup_size(family: str) -> int:
     return WARMUP_SIZE.get(family, 200)
 
 
-#: The thresholds of :mod:`graphsolve.kernels.compiled` that choose the supernodal kernel,
-#: lowered to zero for one warm-up factorization: the small warm-up matrix would not take it,
-#: and the case's first factorization would then include loading (or compiling) it.
-_SUPERNODAL_THRESHOLDS = ("SUPERNODAL_MIN_FLOPS_PER_NODE", "SUPERNODAL_MIN_WIDE_SHARE",
-                          "SUPERNODAL_VECTORIZED_MIN_FLOPS", "SUPERNODAL_FIRST_MIN_FLOPS")
-
-
 def _warm_graphsolve(Aw, bw) -> None:
-    """Run every graphsolve kernel a case may take on the small matrix ``Aw``: the block
-    kernels as chosen, then the supernodal kernel (forced) if ``Aw`` has any update to do."""
+    """Run the graphsolve kernels a case may take on the warm-up matrix ``Aw``: analysis, first
+    factorization, refactor and solve."""
     import graphsolve as gs
-    from graphsolve.kernels import compiled
 
     Fw = gs.factorize(Aw, analysis=gs.analyze(Aw))
     Fw.refactor(Aw)
     Fw.solve(bw)
-    saved = {name: getattr(compiled, name) for name in _SUPERNODAL_THRESHOLDS}
-    try:
-        for name in _SUPERNODAL_THRESHOLDS:
-            setattr(compiled, name, 0)
-        Fw = gs.factorize(Aw, analysis=gs.analyze(Aw))
-        Fw.refactor(Aw)
-        Fw.solve(bw)
-    finally:
-        for name, value in saved.items():
-            setattr(compiled, name, value)
 
 
 def _part_graphsolve(load, family, repeats, budget) -> dict:

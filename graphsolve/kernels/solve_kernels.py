@@ -18,6 +18,8 @@ sits on the sweep's chain of dependent updates.
 
 from __future__ import annotations
 
+from typing import Any
+
 from numba import literally, njit
 
 from .blocks import (
@@ -70,7 +72,7 @@ def _lu_solve_py(lu, pv, s, y, FS):
     _lu_solve_vec(lu, pv, s, y)
 
 
-_FIXED = {"cache": True, "nogil": True, "error_model": "numpy", "fastmath": _FAST,
+_FIXED: dict[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy", "fastmath": _FAST,
           "forceinline": True}
 _matvec_sub_fixed = njit(**_FIXED)(_matvec_sub_py)
 _lu_solve_fixed = njit(**_FIXED)(_lu_solve_py)

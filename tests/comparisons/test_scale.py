@@ -91,26 +91,14 @@ def test_scale_table_shows_failures():
     assert "failed: graphsolve exit -9" in text
 
 
-def test_warm_up_runs_the_supernodal_kernel_and_restores_its_thresholds():
-    """The warm-up matrix is far below the supernodal kernel's thresholds; the warm-up still
-    runs that kernel (so a large case's first factorization excludes its compile) and leaves
-    the thresholds as they were."""
+@pytest.mark.parametrize("family", ["nx-grid2d", "net", "crystal", "nx-grid3d"])
+def test_warm_up_of_grids_takes_the_supernodal_kernel(family):
+    """The warm-up matrix of grids and crystals is large enough that its first factorization
+    runs the supernodal kernel, so a large case's first factorization excludes its compile."""
     import graphsolve as gs
-    from comparisons.scale_bench import _SUPERNODAL_THRESHOLDS, _warm_graphsolve
+    from comparisons.scale_bench import _warmup_size
     from graphsolve.kernels import compiled
-    from graphsolve.kernels.factor_kernels import _factor_sn
 
-    before = {name: getattr(compiled, name) for name in _SUPERNODAL_THRESHOLDS}
-    S, b, _ = scale_matrix("nx-grid2d", 6, seed=1)
-    A = gs.BlockMatrix.from_scipy(S, 6)
-    assert not compiled.use_supernodal(gs.analyze(A), compiled.work_buffers(gs.analyze(A)),
-                                       first=True)
-    calls = []
-    original = compiled._factor_supernodal
-    try:
-        compiled._factor_supernodal = lambda *a, **k: calls.append(1) or original(*a, **k)
-        _warm_graphsolve(A, b)
-    finally:
-        compiled._factor_supernodal = original
-    assert calls and len(_factor_sn.signatures) >= 1
-    assert {name: getattr(compiled, name) for name in _SUPERNODAL_THRESHOLDS} == before
+    S, _, _ = scale_matrix(family, _warmup_size(family), seed=1)
+    an = gs.analyze(gs.BlockMatrix.from_scipy(S, 6))
+    assert compiled.use_supernodal(an, compiled.work_buffers(an), first=True)
