@@ -211,23 +211,15 @@ def _warmup_size(family: str) -> int:
     return WARMUP_SIZE.get(family, 200)
 
 
-def _warm_graphsolve(Aw, bw) -> None:
-    """Run the graphsolve kernels a case may take on the warm-up matrix ``Aw``: analysis, first
-    factorization, refactor and solve."""
-    import graphsolve as gs
-
-    Fw = gs.factorize(Aw, analysis=gs.analyze(Aw))
-    Fw.refactor(Aw)
-    Fw.solve(bw)
-
-
 def _part_graphsolve(load, family, repeats, budget) -> dict:
     import graphsolve as gs
 
     Sw, bw, _ = scale_matrix(family, _warmup_size(family), seed=1)
     Aw = gs.BlockMatrix.from_scipy(Sw, BLOCK)
-    _warm_graphsolve(Aw, bw)
-    del Sw, bw, Aw
+    Fw = gs.factorize(Aw, analysis=gs.analyze(Aw))
+    Fw.refactor(Aw)
+    Fw.solve(bw)
+    del Sw, bw, Aw, Fw
     gc.collect()
     out = {"gs_rss_baseline": _rss()}
     S, b, _ = load()

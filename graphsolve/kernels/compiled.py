@@ -74,8 +74,7 @@ from .specializations import SPECIALIZED_SIZES as SPECIALIZED_SIZES
 from .tree6 import PREFETCH_NODES as PREFETCH_NODES
 
 __all__ = ["all_finite", "factor", "refactor", "solve", "factor_batch", "solve_batch",
-           "work_buffers",
-           "writes_upper"]
+           "work_buffers", "writes_upper"]
 
 def work_buffers(an) -> tuple:
     """Two work buffers of ``max_size²`` for :func:`factor` (allocated once per
