@@ -19,7 +19,7 @@ from .simd import prefetch
 PREFETCH_NODES = 4
 
 __all__ = ["stored_block_pairs", "symmetric_block_pattern", "scatter_compressed",
-           "factor_pairs_of_edges", "mirror_edges", "zero_blocks"]
+           "gather_sources", "upper_edges_equal", "mirror_edges", "zero_blocks"]
 
 
 @njit(inline="always")
@@ -188,19 +188,28 @@ def scatter_compressed(indptr, indices, data, blk, off, sizes, diag_ptr, e_indpt
 
 
 @njit(cache=True, nogil=True)
-def factor_pairs_of_edges(a_indptr, a_indices, position, child_ptr, fe_child):
-    """The factor pair of every directed edge of a matrix: ``(pairs, bad)``.
+def gather_sources(a_indptr, a_indices, edge_ptr, position, child_ptr, fe_child, fe_ptr):
+    """Where every off-diagonal block of a matrix goes in the factor buffers, in one pass:
+    ``(lsrc, usrc, dst, upper, bad)``.
 
-    ``a_indptr, a_indices`` are the matrix's directed edges as CSR (both directions, sorted
-    columns); the analysis groups its pairs by the position of their parent (the later
-    eliminated node): the children of the node at position ``k`` are
-    ``fe_child[child_ptr[k]:child_ptr[k + 1]]``. Edge ``(i, j)`` and its mirror ``(j, i)`` both
-    map to the pair ``(parent, child)`` of ``{i, j}``. ``bad`` is -1, or the index of the first
-    edge whose pair the analysis does not have (``pairs`` is then incomplete)."""
+    The matrix's directed edges are the CSR ``a_indptr, a_indices`` (both directions, sorted
+    columns) and edge ``q``'s block starts at ``edge_ptr[q]`` of its data. The analysis groups
+    its pairs by the position of their parent (the later eliminated node): the children of the
+    node at position ``k`` are ``fe_child[child_ptr[k]:child_ptr[k + 1]]``; edge ``(i, j)``
+    and its mirror ``(j, i)`` both map to the pair ``(parent, child)`` of ``{i, j}``.
+
+    Per factor pair ``e``: ``lsrc[e]`` / ``usrc[e]``, where its lower (row of the later
+    eliminated node) / upper block starts in the data, -1 for a fill pair. Per edge ``q``:
+    ``dst[q]``, where its block starts in ``L`` or ``U`` (``fe_ptr`` of its pair), and
+    ``upper[q]``, whether it goes to ``U``. ``bad`` is -1, or the first edge whose pair the
+    analysis does not have (the rest is then incomplete)."""
     n = position.size
     stamp = np.full(n, -1, np.int64)
     where = np.empty(n, np.int64)
-    pairs = np.empty(a_indices.size, np.int64)
+    lsrc = np.full(fe_child.size, -1, np.int64)
+    usrc = np.full(fe_child.size, -1, np.int64)
+    dst = np.empty(a_indices.size, np.int64)
+    upper = np.empty(a_indices.size, np.bool_)
     for p in range(n):
         k = position[p]
         for e in range(child_ptr[k], child_ptr[k + 1]):
@@ -211,9 +220,8 @@ def factor_pairs_of_edges(a_indptr, a_indices, position, child_ptr, fe_child):
             if position[j] > k:
                 continue                        # p is the child: set from j's row
             if stamp[j] != p:
-                return pairs, q
+                return lsrc, usrc, dst, upper, q
             e = where[j]
-            pairs[q] = e
             lo = a_indptr[j]
             hi = a_indptr[j + 1]
             while lo < hi:                      # the mirror (j, p) in j's sorted row
@@ -222,8 +230,30 @@ def factor_pairs_of_edges(a_indptr, a_indices, position, child_ptr, fe_child):
                     lo = mid + 1
                 else:
                     hi = mid
-            pairs[lo] = e
-    return pairs, -1
+            lsrc[e] = edge_ptr[q]               # block (p, j), p eliminated later: in L
+            usrc[e] = edge_ptr[lo]
+            dst[q] = fe_ptr[e]
+            dst[lo] = fe_ptr[e]
+            upper[q] = False
+            upper[lo] = True
+    return lsrc, usrc, dst, upper, -1
+
+
+@njit(cache=True, nogil=True)
+def upper_edges_equal(a_indptr, a_indices, edges):
+    """Whether the edges ``(i, j)``, ``i < j``, of the directed CSR ``a_indptr, a_indices``
+    (sorted columns) are exactly the rows of ``edges`` (sorted ``(u, v)``, ``u < v``)."""
+    k = 0
+    m = edges.shape[0]
+    for i in range(a_indptr.size - 1):
+        for q in range(a_indptr[i], a_indptr[i + 1]):
+            j = a_indices[q]
+            if j <= i:
+                continue
+            if k >= m or edges[k, 0] != i or edges[k, 1] != j:
+                return False
+            k += 1
+    return k == m
 
 
 @njit(cache=True, nogil=True)
