@@ -10,7 +10,7 @@ library takes weights) and returns a permutation of the nodes; :func:`graphsolve
 * ``"mindeg"``: graphsolve's own exact minimum degree, also the fallback of ``"amd"``.
 * ``"amd"``: SuiteSparse's AMD (Amestoy, Davis & Duff 1996, through CHOLMOD).
 * ``"nd"``: METIS nested dissection (Karypis & Kumar 1998), the cheapest of the runs through
-  ``pymetis`` and CHOLMOD's METIS and NESDIS interfaces, postordered.
+  ``pymetis`` and CHOLMOD's METIS and NESDIS interfaces on several numberings, postordered.
 * ``"auto"`` (the default of :func:`~graphsolve.analyze`): the cheapest of
   :data:`AUTO_CANDIDATES` by a cheap count of their factor pairs and flops
   (:func:`graphsolve.symbolic.elimination_counts`, O(nnz(L)) without building the factor), so
@@ -82,8 +82,22 @@ ND_MORE_RUNS_MIN_FLOPS = 2e9
 #: 3-D meshes need O(n²), the ratio grows (crystal 10³ 4.5e4, 12³ 6.0e4, 16³ 1.0e5) and so
 #: does what a lucky run saves.
 ND_MORE_RUNS_MIN_DENSITY = 2e4
-#: CHOLMOD's nested dissections among those runs (when scikit-sparse is installed): its METIS
-#: interface and its NESDIS.
+#: Those runs, with scikit-sparse installed: ``(CHOLMOD ordering, numbering of the graph)``,
+#: the numbering ``"node"`` (as given), ``"cuthill-mckee"`` (reverse Cuthill-McKee) or an
+#: int, the seed of a random numbering (the analysis stays deterministic). NESDIS is
+#: CHOLMOD's own nested dissection (METIS node separators, CAMD-ordered leaves). Measured on
+#: 3-D grids under random numberings (6×6 blocks, LDU flops relative to the cheapest of 14
+#: runs; 12³ / 16³ / 22³, 16 / 12 / 12 numberings): one run draws the good separators
+#: (22³: ~1.95e11 flops against 2.6-3.4e11) with probability ~1/2 at 12³ whatever the
+#: interface, at 22³ ~1/6 through pymetis or CHOLMOD's METIS interface and ~1/2 through
+#: NESDIS, nearly independently between interfaces and numberings. The cheapest of the first
+#: pymetis run and these four was within 1.1× of the best on 15 / 11 / 10 of the numberings
+#: (worst 1.34 / 1.11 / 1.12×, mean 1.03 / 1.01 / 1.02×), the former set (pymetis, CHOLMOD's
+#: METIS and NESDIS, pymetis on the Cuthill-McKee numbering with heavy-edge and with random
+#: matching) on 15 / 10 / 9 (worst 1.20 / 1.41 / 1.44×, mean 1.02 / 1.06 / 1.09×).
+ND_CHOLMOD_RUNS: tuple[tuple[str, str | int], ...] = (
+    ("metis", "node"), ("nesdis", "node"), ("nesdis", "cuthill-mckee"), ("nesdis", 0))
+#: The CHOLMOD orderings among those runs.
 ND_CHOLMOD_METHODS = ("metis", "nesdis")
 #: METIS's random matching (``METIS_CTYPE_RM``) for coarsening, instead of heavy-edge.
 _METIS_CTYPE_RM = 0
@@ -370,27 +384,22 @@ def _metis_nested_dissection(n: int, indptr: np.ndarray, indices: np.ndarray,
 
     1. ``METIS_NodeND`` through ``pymetis``, block sizes as vertex weights; always.
     2. If that factor needs at least :data:`ND_MORE_RUNS_MIN_FLOPS` flops and at least
-       :data:`ND_MORE_RUNS_MIN_DENSITY` flops per ``n^1.5`` (3-D-like): CHOLMOD's METIS
-       interface and CHOLMOD's own nested dissection (NESDIS: METIS node separators,
-       CAMD-ordered leaves; with scikit-sparse, :data:`ND_CHOLMOD_METHODS`), and pymetis on
+       :data:`ND_MORE_RUNS_MIN_DENSITY` flops per ``n^1.5`` (3-D-like): with scikit-sparse,
+       CHOLMOD's METIS interface and its own nested dissection (NESDIS) on the graph and
+       NESDIS on two renumberings of it (:data:`ND_CHOLMOD_RUNS`); without it, pymetis on
        the graph renumbered in Cuthill-McKee order, with METIS's default heavy-edge and with
        random matching in the coarsening.
     3. If the cheapest so far needs at least :data:`ND_RESEED_MIN_FLOPS` flops: pymetis again
        with each seed of :data:`ND_SEEDS`.
 
-    On crystal 22³ (four numberings) the cheapest of step 2 had 0.63-0.73× the factor flops
-    of CHOLMOD's scalar analysis, the first run alone 0.90-1.16×, at about 0.1 s per run
-    against 2-3 s of factorization.
-
     Why several: METIS's separators depend on the node numbering, its random seed and its
     interface, and on 3-D grids the outcome is bimodal (crystal 12³ under random numberings:
-    one run's LDU flops are either ~4.4e9 or ~6.7e9). Runs through one interface are
-    correlated across seeds; runs through different interfaces and numberings draw more
-    independently. Measured on 20 numberings of crystal 12³ (6×6 blocks), relative to the
-    factor flops of CHOLMOD's own scalar analysis (the benchmark's peer, which draws from the
-    same lottery): pymetis alone mean 1.16, worst 1.69; with CHOLMOD's two runs mean 1.02,
-    worst 1.54; all five runs of step 2 mean 0.90, worst 1.04 — at about 5 ms per extra run
-    against 70-150 ms of factorization.
+    one run's LDU flops are either ~4.4e9 or ~6.7e9; 22³: ~1.95e11 or 2.6-3.4e11). Runs
+    through one interface are correlated across seeds; runs through different interfaces and
+    numberings draw more independently, and NESDIS draws the good separators most often
+    (:data:`ND_CHOLMOD_RUNS` has the measurements). A run costs about one METIS call and one
+    elimination count: ~5 ms at 1728 nodes, ~60 ms at 10648, against 70-150 ms and 2-3 s of
+    factorization.
     """
     import pymetis
 
@@ -424,26 +433,63 @@ def _metis_nested_dissection(n: int, indptr: np.ndarray, indices: np.ndarray,
             best, best_flops, best_run = order, flops, name
 
     if best_flops >= max(ND_MORE_RUNS_MIN_FLOPS, ND_MORE_RUNS_MIN_DENSITY * float(n) ** 1.5):
-        for method in ND_CHOLMOD_METHODS:
-            consider(_cholmod_order(n, indptr, indices, method), f"CHOLMOD {method.upper()}")
-        cm, cm_graph = _cuthill_mckee_graph(n, indptr, indices)
-        consider(cm[run(cm_graph, weights[cm])], "pymetis, Cuthill-McKee numbering")
-        consider(cm[run(cm_graph, weights[cm], ctype=_METIS_CTYPE_RM)],
-                 "pymetis, Cuthill-McKee numbering, random matching")
+        if _have_cholmod():
+            for method, numbering in ND_CHOLMOD_RUNS:
+                perm: np.ndarray | None
+                if isinstance(numbering, int):
+                    perm = np.random.default_rng(numbering).permutation(n)
+                    name = f"random numbering (seed {numbering})"
+                else:
+                    perm = _cuthill_mckee(n, indptr, indices) if numbering == "cuthill-mckee" \
+                        else None
+                    name = f"{numbering} numbering"
+                consider(_renumbered_order(n, indptr, indices, perm, method),
+                         f"CHOLMOD {method.upper()}, {name}")
+        else:                                   # without scikit-sparse: pymetis's runs
+            cm, cm_graph = _cuthill_mckee_graph(n, indptr, indices)
+            consider(cm[run(cm_graph, weights[cm])], "pymetis, Cuthill-McKee numbering")
+            consider(cm[run(cm_graph, weights[cm], ctype=_METIS_CTYPE_RM)],
+                     "pymetis, Cuthill-McKee numbering, random matching")
     if best_flops >= ND_RESEED_MIN_FLOPS:
         for seed in ND_SEEDS:
             consider(run(graph, weights, seed=seed), f"pymetis seed {seed}")
     return best, best_run if runs == 1 else f"{best_run}, the cheapest of {runs} runs"
 
 
+def _renumbered_order(n: int, indptr: np.ndarray, indices: np.ndarray,
+                      numbering: np.ndarray | None, method: str) -> np.ndarray | None:
+    """:func:`_cholmod_order` of the node graph renumbered by ``numbering`` (new vertex ``k``
+    is node ``numbering[k]``; ``None``: the nodes' own numbering), as nodes."""
+    if numbering is None:
+        return _cholmod_order(n, indptr, indices, method)
+    rank = np.empty(n, np.int64)
+    rank[numbering] = np.arange(n)
+    order = _cholmod_order(n, *relabelled_csr(indptr, indices, rank), method)
+    return None if order is None else numbering[order]
+
+
+def _have_cholmod() -> bool:
+    """Whether scikit-sparse (CHOLMOD) is installed."""
+    try:
+        from sksparse import cholmod  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _cuthill_mckee(n: int, indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """SciPy's reverse Cuthill-McKee order of the node graph."""
+    pattern = csr_array((np.ones(indices.size), indices, indptr), shape=(n, n))
+    return np.asarray(csgraph.reverse_cuthill_mckee(pattern, symmetric_mode=True), np.int64)
+
+
 def _cuthill_mckee_graph(n: int, indptr: np.ndarray, indices: np.ndarray
                          ) -> tuple[np.ndarray, Any]:
-    """SciPy's reverse Cuthill-McKee order ``cm`` of the node graph and the graph renumbered
-    by it (new vertex ``k`` is node ``cm[k]``), as a ``pymetis.CSRAdjacency``."""
+    """:func:`_cuthill_mckee`'s order ``cm`` and the graph renumbered by it (new vertex ``k``
+    is node ``cm[k]``), as a ``pymetis.CSRAdjacency``."""
     import pymetis
 
-    pattern = csr_array((np.ones(indices.size), indices, indptr), shape=(n, n))
-    cm = np.asarray(csgraph.reverse_cuthill_mckee(pattern, symmetric_mode=True), np.int64)
+    cm = _cuthill_mckee(n, indptr, indices)
     rank = np.empty(n, np.int64)
     rank[cm] = np.arange(n)
     return cm, pymetis.CSRAdjacency(*relabelled_csr(indptr, indices, rank))

@@ -830,10 +830,11 @@ def test_nested_dissection_is_postordered():
 @pytest.mark.parametrize("relabel", [0, 1, 2])
 def test_nested_dissection_keeps_the_cheapest_run(monkeypatch, relabel):
     """``"nd"`` runs pymetis once on a cheap factor; above ND_MORE_RUNS_MIN_FLOPS also
-    CHOLMOD's METIS and NESDIS and pymetis on the Cuthill-McKee numbering (heavy-edge and
-    random matching), above ND_RESEED_MIN_FLOPS pymetis with every seed of ND_SEEDS (both
-    thresholds lowered here). The order kept is the cheapest run: never worse than any, equal
-    to the cheapest."""
+    CHOLMOD's METIS and NESDIS runs of ND_CHOLMOD_RUNS on the node numbering, the reverse
+    Cuthill-McKee numbering and seeded random numberings (without scikit-sparse: pymetis on the
+    Cuthill-McKee numbering, heavy-edge and random matching), above ND_RESEED_MIN_FLOPS
+    pymetis with every seed of ND_SEEDS (both thresholds lowered here). The order kept is the
+    cheapest run: never worse than any, equal to the cheapest."""
     import pymetis
     from scipy.sparse import csgraph
 
@@ -867,10 +868,17 @@ def test_nested_dissection_keeps_the_cheapest_run(monkeypatch, relabel):
             pymetis.CSRAdjacency(A.indptr, A.indices), vweights=sizes, options=opts)[0])
 
     cm = np.asarray(csgraph.reverse_cuthill_mckee(pattern, symmetric_mode=True))
-    more = [flops(cholmod.analyze(sp.csc_matrix(pattern + sp.eye(n)), mode="simplicial",
-                                  ordering_method=m).P())
-            for m in (ordering.ND_CHOLMOD_METHODS if cholmod is not None else ())]
-    more += [flops(cm[metis(pattern[cm][:, cm], **o)]) for o in ({}, {"ctype": 0})]
+    if cholmod is not None:
+        numberings = {"node": np.arange(n), "cuthill-mckee": cm}
+        more = []
+        for method, name in ordering.ND_CHOLMOD_RUNS:
+            p = numberings[name] if isinstance(name, str) else \
+                np.random.default_rng(name).permutation(n)
+            more.append(flops(p[np.asarray(cholmod.analyze(
+                sp.csc_matrix(pattern[p][:, p] + sp.eye(n)), mode="simplicial",
+                ordering_method=method).P())]))
+    else:
+        more = [flops(cm[metis(pattern[cm][:, cm], **o)]) for o in ({}, {"ctype": 0})]
     first = flops(metis(pattern))
     seeds = [flops(metis(pattern, seed=s)) for s in ordering.ND_SEEDS]
     monkeypatch.setattr(ordering, "ND_MORE_RUNS_MIN_FLOPS", 0.0)
@@ -902,7 +910,8 @@ def test_nested_dissection_more_runs_only_for_three_dimensional_factors(monkeypa
         return an.flops("ldu"), len(calls)
 
     flops, runs = extra_runs(gen.crystal(12))
-    assert runs == len(ordering.ND_CHOLMOD_METHODS) and flops >= ordering.ND_MORE_RUNS_MIN_FLOPS
+    assert runs == len(ordering.ND_CHOLMOD_RUNS)
+    assert flops >= ordering.ND_MORE_RUNS_MIN_FLOPS
     grid_flops, grid_runs = extra_runs(gen.net(100))
     assert grid_runs == 0 and grid_flops > flops
     assert extra_runs(gen.crystal(9))[1] == 0
