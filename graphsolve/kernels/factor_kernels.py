@@ -269,24 +269,21 @@ def _factor_kernel(GENERIC: bool):
         keep = symmetric and sched_ptr[sched_ptr.size - 1] > 0      # see _scale_pair
         n_updates = 0
         n_scalings = 0
-        if gat[0].size > 0:
-            sq = _gather(sym, D, L, U, symmetric, gat, 0 if GENERIC else BS)
-        else:
-            sq = 0.0
+        sq = _gather(sym, D, L, U, symmetric, gat, BS) if gat[0].size > 0 else 0.0
         for k in range(order.size):
             i = order[k]
-            si = sizes[i] if GENERIC else BS
+            si = sizes[i] if BS == 0 else BS
             Di = D[d_ptr[i]:d_ptr[i] + si * si]
             for e in range(child_ptr[k], child_ptr[k + 1]):
                 c1 = fe_child[e]
-                sc = sizes[c1] if GENERIC else BS
+                sc = sizes[c1] if BS == 0 else BS
                 T = L[fe_ptr[e]:fe_ptr[e + 1]]
                 S = U[fe_ptr[e]:fe_ptr[e + 1]]
                 for t in range(sched_ptr[e], sched_ptr[e + 1]):     # Alg. 3 lines 8-15
                     e_ic2 = sched_ic2[t]
                     e_c1c2 = sched_c1c2[t]
                     c2 = fe_child[e_ic2]
-                    s2 = sizes[c2] if GENERIC else BS
+                    s2 = sizes[c2] if BS == 0 else BS
                     Dc2 = D[d_ptr[c2]:d_ptr[c2] + s2 * s2]
                     L_ic2 = L[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]]
                     L_c1c2 = L[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]]
