@@ -319,7 +319,8 @@ def forced_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s
                           damper, pairs, coupling_dst, rate, external, damping, diag_const,
                           coupling, data)
     code, it, pos = newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v, w, mass,
-                                  inertia, dt, False, external, damping, damping.shape[0] > 0,
+                                  inertia, dt, bool(False), external, damping,  # noqa: UP018
+                                  damping.shape[0] > 0,   # runtime bools: see step_kernel
                                   diag_const, G, parent, child, p_a, p_b, q_off, select, nc,
                                   jrow, ptr_bj, ptr_jb, work)
     return finish_step(code, it, pos, x, q, v, w, lam, x1, q1, s, nc, jrow)

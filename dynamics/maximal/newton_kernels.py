@@ -654,8 +654,12 @@ def step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, 
                               parent, child, p_a, p_b, q_off, select, nc, jrow, G, work)
     if body >= 0:
         return _RATE_LIMIT, 0, body
+    # bool(False), unlike False, is typed as a runtime bool, not Literal[bool](False):
+    # newton_kernel and _residual then compile once for this kernel, forced_step_kernel and
+    # the Python-driven Newton loop (StepSystem.newton) instead of once per literal pattern
+    off = bool(False)  # noqa: UP018
     code, it, pos = newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v, w, mass,
-                                  inertia, dt, False, gravity_wrench, work[14], False,
-                                  diag_const, G, parent, child, p_a, p_b, q_off, select, nc,
-                                  jrow, ptr_bj, ptr_jb, work)
+                                  inertia, dt, off, gravity_wrench, work[14], off, diag_const,
+                                  G, parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj,
+                                  ptr_jb, work)
     return finish_step(code, it, pos, x, q, v, w, lam, x1, q1, s, nc, jrow)

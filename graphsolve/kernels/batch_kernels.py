@@ -14,25 +14,53 @@ from __future__ import annotations
 
 from numba import get_thread_id, literally, njit, prange
 
-from .factor_kernels import _factor, _factor_pair
+from .factor_kernels import _factor_generic, _factor_pair, _factor_uniform
 from .solve_kernels import _solve_bs
 
 __all__: list[str] = []
 
 
-@njit(cache=True, nogil=True, error_model="numpy", parallel=True)
+def _factor_batch_kernel(GENERIC: bool):
+    """The kernel :func:`_factor_batch` calls, generic or for uniform sizes (``BS`` literal):
+    each calls only its own kernel of :func:`~graphsolve.kernels.factor_kernels._factor_kernel`
+    (``GENERIC``, a closure constant, is pruned before typing)."""
+    def kernel(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, BS, implicit,
+               gat):
+        literally(BS)
+        for b in prange(D.shape[0]):
+            t = get_thread_id()
+            if GENERIC:
+                st, scalings, updates, _ = _factor_generic(sym, D[b], Dlu[b], piv[b], L[b], U[b],
+                                                           symmetric, w1[t], w2[t], rtol, 0,
+                                                           implicit, gat)
+            else:
+                st, scalings, updates, _ = _factor_uniform(sym, D[b], Dlu[b], piv[b], L[b], U[b],
+                                                           symmetric, w1[t], w2[t], rtol, BS,
+                                                           implicit, gat)
+            status[b] = st
+            counts[b, 0] = scalings
+            counts[b, 1] = updates
+    kernel.__name__ = kernel.__qualname__ = ("_factor_batch_generic" if GENERIC
+                                             else "_factor_batch_uniform")
+    return njit(cache=True, nogil=True, error_model="numpy", parallel=True)(kernel)
+
+
+_factor_batch_generic = _factor_batch_kernel(True)
+_factor_batch_uniform = _factor_batch_kernel(False)
+
+
+@njit(nogil=True, error_model="numpy", inline="always")
 def _factor_batch(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts, BS,
                   implicit, gat):
-    """:func:`~graphsolve.kernels.factor_kernels._factor` of every item (``BS`` as there);
-    writes each item's status and its scalings and updates to ``status[b]``, ``counts[b]``."""
-    literally(BS)
-    for b in prange(D.shape[0]):
-        t = get_thread_id()
-        st, scalings, updates, _ = _factor(sym, D[b], Dlu[b], piv[b], L[b], U[b], symmetric,
-                                           w1[t], w2[t], rtol, BS, implicit, gat)
-        status[b] = st
-        counts[b, 0] = scalings
-        counts[b, 1] = updates
+    """:func:`~graphsolve.kernels.factor_kernels._factor` of every item (``BS`` as there, a
+    constant of the caller: inlined, the branch is pruned before typing); writes each item's
+    status and its scalings and updates to ``status[b]``, ``counts[b]``."""
+    if BS == 0:
+        _factor_batch_generic(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts,
+                              0, implicit, gat)
+    else:
+        _factor_batch_uniform(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, status, counts,
+                              BS, implicit, gat)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", parallel=True)

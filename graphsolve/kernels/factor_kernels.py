@@ -8,6 +8,12 @@ same loop for blocks of exactly two sizes (bodies and joints of a KKT matrix). T
 :data:`FIXED_PAIR_SIZES` as fixed-size copies (matrices that mix three or more sizes, e.g.
 contacts). Both first load the buffers from the matrix's flat values (:func:`_gather`) unless
 they are preloaded, and do each pair's scaling with the pair step :func:`_scale_pair_py`.
+
+:func:`_factor` itself only picks one of two kernels made by :func:`_factor_kernel`, the generic
+one or the one for uniform sizes, and is inlined into callers whose ``BS`` is a constant: the
+choice is made before typing, so a uniform kernel never compiles the generic kernel's
+fixed-size copies (numba prunes a branch on a literal *argument* only after typing both sides,
+which made the first 6×6 factor compile all of them: minutes of a cold start).
 :func:`_factor_sn` is the load followed by the supernodal LDLᵀ kernel
 (:mod:`graphsolve.kernels.supernodal`).
 
@@ -245,7 +251,87 @@ def _gather(sym, D, L, U, symmetric, gat, BS):
     return sq
 
 
-@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
+def _factor_kernel(GENERIC: bool):
+    """The kernel :func:`_factor` calls: ``GENERIC`` (blocks of any sizes, with the fixed-size
+    pivots and pairs of :data:`FIXED_PIVOT_SIZES`, :data:`FIXED_PAIR_SIZES`) or for uniform
+    ``BS×BS`` blocks (``BS`` literal), compiled as ``_factor_generic`` or ``_factor_uniform``.
+
+    ``GENERIC`` is a closure constant, so numba prunes the branches it decides *before*
+    typing: the uniform kernel never types (and so never compiles) the generic kernel's
+    fixed-size dispatch (:func:`_scale_pair_sized`: 11 literal pairs of :func:`_scale_pair`,
+    :func:`_finish_pivot_sized`: 8 pivot sizes), and the generic kernel never types the
+    uniform 6×6 operations. (A branch on a literal *argument*, ``if BS == 0``, is pruned by
+    LLVM only, after both sides have been typed and their callees compiled.)"""
+    def kernel(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
+        literally(BS)
+        order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr, sched_ic2, \
+            sched_c1c2 = sym
+        keep = symmetric and sched_ptr[sched_ptr.size - 1] > 0      # see _scale_pair
+        n_updates = 0
+        n_scalings = 0
+        sq = _gather(sym, D, L, U, symmetric, gat, BS) if gat[0].size > 0 else 0.0
+        for k in range(order.size):
+            i = order[k]
+            si = sizes[i] if BS == 0 else BS
+            Di = D[d_ptr[i]:d_ptr[i] + si * si]
+            for e in range(child_ptr[k], child_ptr[k + 1]):
+                c1 = fe_child[e]
+                sc = sizes[c1] if BS == 0 else BS
+                T = L[fe_ptr[e]:fe_ptr[e + 1]]
+                S = U[fe_ptr[e]:fe_ptr[e + 1]]
+                for t in range(sched_ptr[e], sched_ptr[e + 1]):     # Alg. 3 lines 8-15
+                    e_ic2 = sched_ic2[t]
+                    e_c1c2 = sched_c1c2[t]
+                    c2 = fe_child[e_ic2]
+                    s2 = sizes[c2] if BS == 0 else BS
+                    Dc2 = D[d_ptr[c2]:d_ptr[c2] + s2 * s2]
+                    L_ic2 = L[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]]
+                    L_c1c2 = L[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]]
+                    if symmetric and BS == 6:                       # simd.py
+                        mm6t_sub(L, fe_ptr[e], U, fe_ptr[e_ic2], L, fe_ptr[e_c1c2])
+                    elif symmetric:     # T -= (L_ic2 D_c2) L_c1c2ᵀ, L_ic2 D_c2 kept in U
+                        _sub_matmul(T, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], L_c1c2, si, s2, sc,
+                                    True)
+                    elif BS == 6:
+                        _matmul(L_ic2, Dc2, w1, si, s2, s2)
+                        mm6_sub(L, fe_ptr[e], w1, 0, U, fe_ptr[e_c1c2])
+                        _matmul(L_c1c2, Dc2, w1, sc, s2, s2)
+                        mm6_sub(U, fe_ptr[e], w1, 0, U, fe_ptr[e_ic2])
+                    else:
+                        _matmul(L_ic2, Dc2, w1, si, s2, s2)         # L_ic2 D_c2
+                        _sub_matmul(T, w1, U[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]], si, s2, sc,
+                                    False)
+                        _matmul(L_c1c2, Dc2, w1, sc, s2, s2)
+                        _sub_matmul(S, w1, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], sc, s2, si,
+                                    False)
+                    n_updates += 1
+                if GENERIC:
+                    _scale_pair_sized(T, S, Di, Dlu[d_ptr[c1]:d_ptr[c1] + sc * sc],
+                                      piv[x_ptr[c1]:x_ptr[c1 + 1]], si, sc, symmetric, w2,
+                                      implicit, keep)
+                else:
+                    _scale_pair_inline(T, S, Di, Dlu[d_ptr[c1]:d_ptr[c1] + sc * sc],
+                                       piv[x_ptr[c1]:x_ptr[c1 + 1]], si, sc, symmetric, w2,
+                                       implicit, keep, BS, BS)
+                n_scalings += 1
+            if GENERIC:
+                ok = _finish_pivot_sized(Di, Dlu[d_ptr[i]:d_ptr[i] + si * si],
+                                         piv[x_ptr[i]:x_ptr[i + 1]], si, symmetric, rtol)
+            else:
+                ok = _finish_pivot(Di, Dlu[d_ptr[i]:d_ptr[i] + si * si],
+                                   piv[x_ptr[i]:x_ptr[i + 1]], si, symmetric, rtol)
+            if not ok:
+                return k, n_scalings, n_updates, sq
+        return -1, n_scalings, n_updates, sq
+    kernel.__name__ = kernel.__qualname__ = "_factor_generic" if GENERIC else "_factor_uniform"
+    return njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)(kernel)
+
+
+_factor_generic = _factor_kernel(True)
+_factor_uniform = _factor_kernel(False)
+
+
+@njit(nogil=True, error_model="numpy", inline="always")
 def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
     """Alg. 3 over the flat buffers; ``sym`` is the tuple of analysis arrays
     (:func:`graphsolve.kernels.specializations._sym`). ``BS`` > 0 says every block is BS×BS:
@@ -255,64 +341,16 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
 
     ``gat = (values, lsrc, usrc)``: the kernel first loads the buffers from the matrix's flat
     ``values`` (:func:`_gather`); empty ``values``: the buffers are preloaded.
-    Returns ``(status, scalings, updates, squared asymmetry of the loaded values)``."""
-    literally(BS)
-    order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, sched_ptr, sched_ic2, \
-        sched_c1c2 = sym
-    keep = symmetric and sched_ptr[sched_ptr.size - 1] > 0      # see _scale_pair
-    n_updates = 0
-    n_scalings = 0
-    sq = _gather(sym, D, L, U, symmetric, gat, BS) if gat[0].size > 0 else 0.0
-    for k in range(order.size):
-        i = order[k]
-        si = sizes[i] if BS == 0 else BS
-        Di = D[d_ptr[i]:d_ptr[i] + si * si]
-        for e in range(child_ptr[k], child_ptr[k + 1]):
-            c1 = fe_child[e]
-            sc = sizes[c1] if BS == 0 else BS
-            T = L[fe_ptr[e]:fe_ptr[e + 1]]
-            S = U[fe_ptr[e]:fe_ptr[e + 1]]
-            for t in range(sched_ptr[e], sched_ptr[e + 1]):         # Alg. 3 lines 8-15
-                e_ic2 = sched_ic2[t]
-                e_c1c2 = sched_c1c2[t]
-                c2 = fe_child[e_ic2]
-                s2 = sizes[c2] if BS == 0 else BS
-                Dc2 = D[d_ptr[c2]:d_ptr[c2] + s2 * s2]
-                L_ic2 = L[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]]
-                L_c1c2 = L[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]]
-                if symmetric and BS == 6:                           # simd.py
-                    mm6t_sub(L, fe_ptr[e], U, fe_ptr[e_ic2], L, fe_ptr[e_c1c2])
-                elif symmetric:         # T -= (L_ic2 D_c2) L_c1c2ᵀ, L_ic2 D_c2 kept in U
-                    _sub_matmul(T, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], L_c1c2, si, s2, sc, True)
-                elif BS == 6:
-                    _matmul(L_ic2, Dc2, w1, si, s2, s2)
-                    mm6_sub(L, fe_ptr[e], w1, 0, U, fe_ptr[e_c1c2])
-                    _matmul(L_c1c2, Dc2, w1, sc, s2, s2)
-                    mm6_sub(U, fe_ptr[e], w1, 0, U, fe_ptr[e_ic2])
-                else:
-                    _matmul(L_ic2, Dc2, w1, si, s2, s2)             # L_ic2 D_c2
-                    _sub_matmul(T, w1, U[fe_ptr[e_c1c2]:fe_ptr[e_c1c2 + 1]], si, s2, sc, False)
-                    _matmul(L_c1c2, Dc2, w1, sc, s2, s2)
-                    _sub_matmul(S, w1, U[fe_ptr[e_ic2]:fe_ptr[e_ic2 + 1]], sc, s2, si, False)
-                n_updates += 1
-            if BS == 0:
-                _scale_pair_sized(T, S, Di, Dlu[d_ptr[c1]:d_ptr[c1] + sc * sc],
-                                  piv[x_ptr[c1]:x_ptr[c1 + 1]], si, sc, symmetric, w2, implicit,
-                                  keep)
-            else:
-                _scale_pair_inline(T, S, Di, Dlu[d_ptr[c1]:d_ptr[c1] + sc * sc],
-                                   piv[x_ptr[c1]:x_ptr[c1 + 1]], si, sc, symmetric, w2,
-                                   implicit, keep, BS, BS)
-            n_scalings += 1
-        if BS == 0:
-            ok = _finish_pivot_sized(Di, Dlu[d_ptr[i]:d_ptr[i] + si * si],
-                                     piv[x_ptr[i]:x_ptr[i + 1]], si, symmetric, rtol)
-        else:
-            ok = _finish_pivot(Di, Dlu[d_ptr[i]:d_ptr[i] + si * si], piv[x_ptr[i]:x_ptr[i + 1]],
-                               si, symmetric, rtol)
-        if not ok:
-            return k, n_scalings, n_updates, sq
-    return -1, n_scalings, n_updates, sq
+    Returns ``(status, scalings, updates, squared asymmetry of the loaded values)``.
+
+    Inlined by numba into its caller, whose ``BS`` must be a constant (a closure's integer,
+    as in the entry points): the branch below is then pruned before typing and only one of
+    the two kernels of :func:`_factor_kernel` is compiled. (Called with a literal argument
+    ``BS`` instead, both would be.)"""
+    if BS == 0:
+        return _factor_generic(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, 0, implicit,
+                               gat)
+    return _factor_uniform(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)

@@ -5,7 +5,11 @@
 :func:`graphsolve.kernels.fused.refactor_solve`) and :func:`_solve_sym_vector` (LDLᵀ) keep
 each block product a matrix-vector product. ``BS`` (and ``BS2``) passed as literals fix the
 block sizes (uniform ``BS×BS`` blocks, or the two sizes of a KKT matrix), ``0`` is generic;
-the entry points of :mod:`graphsolve.kernels.specializations` pass them.
+the entry points of :mod:`graphsolve.kernels.specializations` pass them. :func:`_solve_vector`
+picks, before typing, a generic kernel or one for the literal sizes
+(:func:`_solve_vector_kernel`; as :func:`graphsolve.kernels.factor_kernels._factor`), so that
+only the generic one compiles the fixed-size copies of :data:`FIXED_SOLVE_SIZES` and
+:data:`FIXED_MATVEC_SIZES`.
 
 All three take the analysis arrays ``order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr``
 (:func:`graphsolve.kernels.specializations._solve_arrays`) and the factor buffers, and solve
@@ -196,11 +200,12 @@ def _solve_bs(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, Dlu, piv,
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _sub_sized(y, M, z, m, n, BS, BS2):
+def _sub_sized(y, M, z, m, n, BS, BS2, GENERIC):
     """``y -= M z`` for an ``m×n`` block, with fixed sizes when (m, n) is the pair (BS, BS2)
-    either way round, or BS×BS when ``BS2 = 0`` (uniform sizes; ``BS = 0``: generic, with
-    the fixed-size copies of :func:`_matvec_sub_any`)."""
-    if BS == 0:
+    either way round, or BS×BS when ``BS2 = 0`` (uniform sizes; ``GENERIC``: any sizes, with
+    the fixed-size copies of :func:`_matvec_sub_any`). ``GENERIC`` is the constant of the
+    kernel it is inlined into (:func:`_solve_vector_kernel`), pruned before typing."""
+    if GENERIC:
         _matvec_sub_any(y, M, z, m, n)
     elif BS == 6 and BS2 == 0:
         matvec6_sub(y, 0, M, 0, z, 0)                               # simd.py
@@ -215,10 +220,10 @@ def _sub_sized(y, M, z, m, n, BS, BS2):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _pivot_solve_sized(lu, pv, s, y, BS, BS2):
+def _pivot_solve_sized(lu, pv, s, y, BS, BS2, GENERIC):
     """``y <- D⁻¹ y`` with the pivot's LU, fixed-size for the sizes of the pair (or the
-    uniform size BS when ``BS2 = 0``; ``BS = 0``: :func:`_lu_solve_any`)."""
-    if BS == 0:
+    uniform size BS when ``BS2 = 0``; ``GENERIC``: :func:`_lu_solve_any`)."""
+    if GENERIC:
         _lu_solve_any(lu, pv, s, y)
     elif BS2 == 0 or s == BS:
         _lu_solve_vec(lu, pv, BS, y)
@@ -228,7 +233,51 @@ def _pivot_solve_sized(lu, pv, s, y, BS, BS2):
         _lu_solve_vec(lu, pv, s, y)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
+def _solve_vector_kernel(GENERIC: bool):
+    """The kernel :func:`_solve_vector` calls: ``GENERIC`` (any sizes, with the fixed-size
+    copies of :data:`FIXED_SOLVE_SIZES`, :data:`FIXED_MATVEC_SIZES`) or for the sizes ``BS``,
+    ``BS2`` (literals), compiled as ``_solve_vector_generic`` or ``_solve_vector_sized``.
+    ``GENERIC``, a closure constant, is pruned before typing (as in
+    :func:`~graphsolve.kernels.factor_kernels._factor_kernel`): the sized kernels never
+    compile the generic kernel's fixed-size dispatch."""
+    def kernel(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, Dlu, piv, L, U, x, BS,
+               BS2, implicit):
+        literally(BS)
+        literally(BS2)
+        for k in range(order.size):                                 # Alg. 4 lines 1-6
+            i = order[k]
+            si = sizes[i]
+            xi = x[x_ptr[i]:x_ptr[i + 1]]
+            for e in range(child_ptr[k], child_ptr[k + 1]):
+                c = fe_child[e]
+                _sub_sized(xi, L[fe_ptr[e]:fe_ptr[e + 1]], x[x_ptr[c]:x_ptr[c + 1]], si,
+                           sizes[c], BS, BS2, GENERIC)
+            if implicit:
+                _pivot_solve_sized(Dlu[d_ptr[i]:d_ptr[i] + si * si], piv[x_ptr[i]:x_ptr[i + 1]],
+                                   si, xi, BS, BS2, GENERIC)
+        if not implicit:
+            for k in range(order.size):                             # D⁻¹, in order
+                i = order[k]
+                si = sizes[i]
+                _pivot_solve_sized(Dlu[d_ptr[i]:d_ptr[i] + si * si], piv[x_ptr[i]:x_ptr[i + 1]],
+                                   si, x[x_ptr[i]:x_ptr[i + 1]], BS, BS2, GENERIC)
+        for k in range(order.size - 1, -1, -1):                     # lines 7-12: x_i is
+            i = order[k]                                            # final, push it
+            xi = x[x_ptr[i]:x_ptr[i + 1]]
+            for e in range(child_ptr[k + 1] - 1, child_ptr[k] - 1, -1):
+                c = fe_child[e]
+                _sub_sized(x[x_ptr[c]:x_ptr[c + 1]], U[fe_ptr[e]:fe_ptr[e + 1]], xi, sizes[c],
+                           sizes[i], BS, BS2, GENERIC)
+    kernel.__name__ = kernel.__qualname__ = ("_solve_vector_generic" if GENERIC
+                                             else "_solve_vector_sized")
+    return njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)(kernel)
+
+
+_solve_vector_generic = _solve_vector_kernel(True)
+_solve_vector_sized = _solve_vector_kernel(False)
+
+
+@njit(nogil=True, error_model="numpy", inline="always")
 def _solve_vector(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, Dlu, piv, L, U, x,
                   BS, BS2, implicit):
     """:func:`_solve_bs` for one right-hand side of an LDU factor (``symmetric=False``), with
@@ -241,33 +290,17 @@ def _solve_vector(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, Dlu, 
     implicit handle). The forward sweep then turns each finished ``y_c`` into
     ``z_c = D_c⁻¹ y_c`` at once, so that ``y_i -= T z_c`` equals ``y_i -= L y_c`` and the
     diagonal solve is done; the backward sweep is ``x_i = z_i - U x_p``. Same flops as the
-    explicit solve, while the factor skips every ``T D⁻¹`` (a third of its work)."""
-    literally(BS)
-    literally(BS2)
-    for k in range(order.size):                                     # Alg. 4 lines 1-6
-        i = order[k]
-        si = sizes[i]
-        xi = x[x_ptr[i]:x_ptr[i + 1]]
-        for e in range(child_ptr[k], child_ptr[k + 1]):
-            c = fe_child[e]
-            _sub_sized(xi, L[fe_ptr[e]:fe_ptr[e + 1]], x[x_ptr[c]:x_ptr[c + 1]], si, sizes[c],
-                       BS, BS2)
-        if implicit:
-            _pivot_solve_sized(Dlu[d_ptr[i]:d_ptr[i] + si * si], piv[x_ptr[i]:x_ptr[i + 1]], si, xi,
-                               BS, BS2)
-    if not implicit:
-        for k in range(order.size):                                 # D⁻¹, in order
-            i = order[k]
-            si = sizes[i]
-            _pivot_solve_sized(Dlu[d_ptr[i]:d_ptr[i] + si * si], piv[x_ptr[i]:x_ptr[i + 1]], si,
-                               x[x_ptr[i]:x_ptr[i + 1]], BS, BS2)
-    for k in range(order.size - 1, -1, -1):                         # lines 7-12: x_i is
-        i = order[k]                                                # final, push it
-        xi = x[x_ptr[i]:x_ptr[i + 1]]
-        for e in range(child_ptr[k + 1] - 1, child_ptr[k] - 1, -1):
-            c = fe_child[e]
-            _sub_sized(x[x_ptr[c]:x_ptr[c + 1]], U[fe_ptr[e]:fe_ptr[e + 1]], xi, sizes[c],
-                       sizes[i], BS, BS2)
+    explicit solve, while the factor skips every ``T D⁻¹`` (a third of its work).
+
+    Inlined by numba into its caller, whose ``BS`` must be a constant (the entry points'
+    closure integers): the branch is pruned before typing and only one of the kernels of
+    :func:`_solve_vector_kernel` is compiled."""
+    if BS == 0:
+        _solve_vector_generic(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, Dlu, piv,
+                              L, U, x, 0, 0, implicit)
+    else:
+        _solve_vector_sized(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, Dlu, piv,
+                            L, U, x, BS, BS2, implicit)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
