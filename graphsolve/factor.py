@@ -8,9 +8,8 @@ analysis laid out (one vectorized gather), runs a kernel, and returns a :class:`
 from __future__ import annotations
 
 import mmap
-import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import Any, TypeAlias, cast
 
 import networkx as nx
 import numpy as np
@@ -74,11 +73,6 @@ class Factorization:
         ``pivot_rtol * size * max|block|`` (default ``10 eps``; 0 flags exact zeros only).
     """
 
-    _D: np.ndarray
-    _Dlu: np.ndarray
-    _L: np.ndarray
-    _U: np.ndarray
-
     def __init__(self, analysis: Analysis, method: str, backend: str,
                  pivot_rtol: float = PIVOT_RTOL):
         self._setup(analysis, method, backend, pivot_rtol)
@@ -89,32 +83,11 @@ class Factorization:
         writes_upper = getattr(self._kernel, "writes_upper", None)
         upper = method == "ldu" or (writes_upper is not None
                                     and writes_upper(an, method == "ldlt", self._work))
+        self._D = _zeros(int(an.d_ptr[-1]), populate=True)
+        self._Dlu = _zeros(int(an.d_ptr[-1]), populate=True)
         self._piv = np.zeros(an.N, dtype=np.int32)
-        made = {"_D": int(an.d_ptr[-1]), "_Dlu": int(an.d_ptr[-1]), "_L": int(an.fe_ptr[-1])}
-        if upper:
-            made["_U"] = int(an.fe_ptr[-1])
-        else:
-            self._U = _zeros(int(an.fe_ptr[-1]))
-        if 8 * sum(made.values()) >= BACKGROUND_PAGES_BYTES and hasattr(mmap, "MAP_POPULATE"):
-            self._pending_pages = _populate_in_thread(made)    # see __getattr__
-        else:
-            self.__dict__.update({name: _zeros(n, populate=True) for name, n in made.items()})
-
-    if not TYPE_CHECKING:          # attributes stay checked (the buffers are declared above)
-        def __getattr__(self, name: str) -> Any:
-            """The factor buffers whose pages a thread is making (:data:`BACKGROUND_PAGES_BYTES`)
-            appear as attributes when first asked for: the caller waits for the thread then. Once
-            there, they are plain attributes (this method is not called for them again)."""
-            if name not in _FACTOR_BUFFERS or not self._wait_for_pages():
-                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-            return self.__dict__[name]
-
-    def _wait_for_pages(self) -> bool:
-        """Set the buffers a thread was making (waiting for it); False if none was."""
-        wait = self.__dict__.pop("_pending_pages", None)
-        if wait is not None:
-            self.__dict__.update(wait())
-        return wait is not None
+        self._L = _zeros(int(an.fe_ptr[-1]), populate=True)
+        self._U = _zeros(int(an.fe_ptr[-1]), populate=upper)
 
     def _setup(self, analysis: Analysis, method: str, backend: str, pivot_rtol: float) -> None:
         """Every attribute but the factor buffers (``_D``, ``_Dlu``, ``_piv``, ``_L``, ``_U``)
@@ -137,7 +110,6 @@ class Factorization:
     def __getstate__(self) -> dict:
         """Everything but the kernel module and the work buffers' cache of compiled plans
         (rebuilt on first use), so a factorization can go to another process."""
-        self._wait_for_pages()
         state = self.__dict__.copy()
         del state["_kernel"]
         if state["_work"] is not None:
@@ -184,9 +156,6 @@ class Factorization:
         if not isinstance(A, BlockMatrix):
             raise GraphSolveError(f"expected a BlockMatrix, got {type(A).__name__}")
         layout = self._layout(A)                  # PatternError / ShapeError before any work
-        prepare = getattr(self._kernel, "prepare", None)
-        if prepare is not None and "_pending_pages" in self.__dict__:
-            prepare(self.analysis, self._work, ldlt)  # while the thread makes the pages
         self._valid = False
         self._implicit_state = False
         self._explicit_cache.clear()
@@ -505,36 +474,6 @@ class Factorization:
 # ---------------------------------------------------------------------- functions
 #: Factor buffers of at least this many bytes are mapped in base (4 KiB) pages.
 SMALL_PAGES_BYTES = 1 << 22
-#: A factorization whose buffers' pages are made up front (:func:`_zeros` ``populate``) has
-#: them made in a thread when they total at least this many bytes, while the first
-#: factorization builds its gather map and the backend's per-analysis arrays (optional
-#: backend query ``prepare``): with a core to spare, the OS's page work overlaps that set-up
-#: (a 10⁶-node path: 0.86 GB of pages, ~0.25 s here, against ~0.06 s of set-up).
-BACKGROUND_PAGES_BYTES = 1 << 26
-_FACTOR_BUFFERS = frozenset(("_D", "_Dlu", "_L", "_U"))
-
-
-def _populate_in_thread(sizes: dict[str, int]) -> Callable[[], dict[str, np.ndarray]]:
-    """Start a thread making ``{name: _zeros(n, populate=True)}`` (the ``mmap`` call releases
-    the GIL); the returned function waits for it and returns the buffers (or raises what the
-    thread raised, e.g. ``MemoryError``)."""
-    made: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            made.update({name: _zeros(n, populate=True) for name, n in sizes.items()})
-        except BaseException as exc:                  # re-raised in the caller's thread
-            made["error"] = exc
-
-    thread = threading.Thread(target=run, name="graphsolve-factor-pages", daemon=True)
-    thread.start()
-
-    def wait() -> dict[str, np.ndarray]:
-        thread.join()
-        if "error" in made:
-            raise made["error"]
-        return made
-    return wait
 
 
 def _zeros(n: int, populate: bool = False) -> np.ndarray:

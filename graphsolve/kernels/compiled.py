@@ -74,7 +74,7 @@ from .specializations import SPECIALIZED_SIZES as SPECIALIZED_SIZES
 from .tree6 import PREFETCH_NODES as PREFETCH_NODES
 
 __all__ = ["all_finite", "factor", "refactor", "solve", "factor_batch", "solve_batch",
-           "work_buffers", "writes_upper", "prepare"]
+           "work_buffers", "writes_upper"]
 
 def work_buffers(an) -> tuple:
     """Two work buffers of ``max_size²`` for :func:`factor` (allocated once per
@@ -137,17 +137,6 @@ def writes_upper(an, symmetric: bool, work) -> bool:
     if not symmetric:
         return True
     return an.n_updates > 0 and not use_supernodal(an, work, first=True)
-
-
-def prepare(an, work, symmetric: bool) -> None:
-    """Make what the first :func:`refactor` of ``an`` looks up once: the supernodal plan if it
-    takes the supernodal kernel, else the packed analysis arrays (and the update schedule in
-    them). An optional backend query: :class:`~graphsolve.Factorization` calls it while a
-    thread makes the pages of its buffers."""
-    if symmetric and use_supernodal(an, work, first=True):
-        _supernodal_plan(an, work)
-    else:
-        _pack(an)
 
 
 def _kernel_for(an, work, symmetric) -> tuple:

@@ -17,12 +17,9 @@ Buffers (all float64 unless said, laid out by the analysis ``an``):
   ``s_parent × s_child``, ``U`` block ``s_child × s_parent``; LDLᵀ leaves ``U`` unused);
 * batched calls put a leading batch axis on every buffer.
 
-Optional queries (:class:`~graphsolve.Factorization` calls them when a backend has them):
-
-* ``writes_upper(an, symmetric, work) -> bool``: whether the first factorization writes
-  ``U`` (its pages are then made up front; without the query: for LDU only);
-* ``prepare(an, work, symmetric)``: make the per-analysis set-up of a first
-  :meth:`~Backend.refactor` ahead of the call, while a thread makes the buffers' pages.
+Optional query (:class:`~graphsolve.Factorization` calls it when a backend has it):
+``writes_upper(an, symmetric, work) -> bool``, whether the first factorization writes ``U``
+(its pages are then made up front; without the query: for LDU only).
 
 A status is :class:`Status` ``OK`` (-1), ``NONFINITE`` (-2, fused entry point only) or the
 elimination position (``>= 0``) of the first singular pivot block.

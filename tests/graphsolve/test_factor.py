@@ -1156,23 +1156,18 @@ def test_pickled_factorization_solves_and_refactors(backend, kind):
     np.testing.assert_array_equal(an2.order, F.analysis.order)
 
 
-@pytest.mark.parametrize("background", [False, True])
 @pytest.mark.parametrize(("kind", "method"),
                          [("spd", "auto"), ("unsymmetric", "auto"), ("unsymmetric", "ldu")])
-def test_factor_buffers_in_base_pages_factor_refactor_and_pickle(monkeypatch, kind, method,
-                                                                 background):
+def test_factor_buffers_in_base_pages_factor_refactor_and_pickle(monkeypatch, kind, method):
     """With every factor buffer an anonymous mapping (the large-factor path of
-    ``graphsolve.factor._zeros``: populated up front — in a thread with ``background`` — or,
-    ``U`` of a factorization begun as LDLᵀ, mapped on first write), factor, refactor, solve
-    and pickle agree with SciPy."""
+    ``graphsolve.factor._zeros``: populated up front, or, ``U`` of a factorization begun as
+    LDLᵀ, mapped on first write), factor, refactor, solve and pickle agree with SciPy."""
     import mmap
     import pickle
 
     import graphsolve.factor as factor_module
 
     monkeypatch.setattr(factor_module, "SMALL_PAGES_BYTES", 0)
-    if background:
-        monkeypatch.setattr(factor_module, "BACKGROUND_PAGES_BYTES", 0)
     A = gs.random_block_matrix(gen.net(5), kind, block_size=3, seed=7)
     F = gs.factorize(A, method=method)
     if hasattr(mmap, "MADV_NOHUGEPAGE"):
@@ -1184,39 +1179,6 @@ def test_factor_buffers_in_base_pages_factor_refactor_and_pickle(monkeypatch, ki
     np.testing.assert_allclose(F.refactor(B).solve(b), x / 4.0, rtol=1e-9)
     F2 = pickle.loads(pickle.dumps(F))
     np.testing.assert_array_equal(F2.solve(b), F.solve(b))
-
-
-def test_factor_buffers_made_in_a_thread(monkeypatch):
-    """Past ``BACKGROUND_PAGES_BYTES`` a thread makes the buffers' pages: a factorization
-    pickled (or solved) before its first use waits for them, and an error of the thread
-    (here MemoryError) reaches the caller of the first factorization, not a silent None."""
-    import pickle
-
-    import graphsolve.factor as factor_module
-
-    monkeypatch.setattr(factor_module, "BACKGROUND_PAGES_BYTES", 0)
-    A = gs.random_block_matrix(gen.ladder(6), "spd", block_size=3, seed=1)
-    an = gs.analyze(A)
-    F = gs.allocate(an, "ldlt")
-    assert "_pending_pages" in F.__dict__
-    F2 = pickle.loads(pickle.dumps(F))                   # waits for the thread
-    assert "_pending_pages" not in F.__dict__ and F2._D.shape == F._D.shape
-    b = rhs(A.shape[0])
-    np.testing.assert_allclose(F2.refactor(A).solve(b), dense_oracle_solve(A.to_scipy(), b),
-                               rtol=1e-9)
-    with pytest.raises(AttributeError, match="no_such"):
-        F.no_such                                        # noqa: B018
-
-    zeros = factor_module._zeros
-
-    def failing(n, populate=False):
-        if populate:
-            raise MemoryError("no pages")
-        return zeros(n)
-
-    monkeypatch.setattr(factor_module, "_zeros", failing)
-    with pytest.raises(MemoryError, match="no pages"):
-        gs.factorize(A, analysis=an)
 
 
 @pytest.mark.parametrize("populate", [False, True])
