@@ -55,7 +55,7 @@ TAU = 0.995
 WARM_FLOOR = 1e-3
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def _ip_residual(s, barrier, x1, q1, v0, w0, dt, mass, inertia, external, damping, G, joints,
                  groups, newton, cwork, f):
     """``f(s)`` into ``f`` with every complementarity row ``= barrier`` (``StepSystem.residual``
@@ -72,7 +72,7 @@ def _ip_residual(s, barrier, x1, q1, v0, w0, dt, mass, inertia, external, dampin
                                   radius_b, half, friction, r0, P, f, cwork)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def _ip_jacobian(s, data, x1, q1, dt, mass, inertia, diag_const, G, joints, groups, newton,
                  cwork, constant):
     """``F(s)`` into the BlockMatrix buffer ``data`` (``StepSystem.jacobian``); the blocks fixed
@@ -90,7 +90,7 @@ def _ip_jacobian(s, data, x1, q1, dt, mass, inertia, diag_const, G, joints, grou
                                   constant, cwork)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def _resolve(handle, blocks, data, rhs, x, refine, atol, r, rt, xt, tmp):
     """``x = F⁻¹ rhs`` with the current factor (``StepSystem.resolve``): with ``refine``, up to
     three rounds of iterative refinement while the max-norm of ``F x - rhs`` halves (the best
