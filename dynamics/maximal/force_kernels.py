@@ -210,17 +210,13 @@ def applied_forces_kernel(x1, q1, gravity_wrench, joint_forces, has_forces, pare
     nonzero force (the others are not evaluated). Sums follow the order of the reference.
     """
     nj = parent.shape[0]
-    M = np.empty((6, 12))
-    W = np.empty((6, 3, 3))
-    Q = np.empty((3, 4))
-    c = np.empty(6)
-    u = np.empty(6)
-    w12 = np.empty((nj, 12))
     world_x, world_q = _world()
-    _applied_forces_body(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child, p_a,
+    _applied_forces_into(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child, p_a,
                          p_b, q_off, free, dof, tdof, rdof, rot_axis, spring, spring_offset,
                          damper, pairs, coupling_dst, rate, external, damping, diag_const,
-                         coupling, data, M, W, Q, c, u, w12, world_x, world_q)
+                         coupling, data, (np.empty((6, 12)), np.empty((6, 3, 3)),
+                                          np.empty((3, 4)), np.empty(6), np.empty(6),
+                                          np.empty((nj, 12))), world_x, world_q)
 
 
 @njit(cache=True, error_model="numpy", fastmath=_FAST)
@@ -231,23 +227,9 @@ def _applied_forces_into(x1, q1, gravity_wrench, joint_forces, has_forces, paren
     """:func:`applied_forces_kernel` with the scratch ``work`` of :func:`force_work` and the
     world's pose ``world_x = 0``, ``world_q = (1, 0, 0, 0)`` (those of
     :func:`.newton_kernels.newton_work`)."""
-    M, W, Q, c, u, w12 = work
-    _applied_forces_body(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child, p_a,
-                         p_b, q_off, free, dof, tdof, rdof, rot_axis, spring, spring_offset,
-                         damper, pairs, coupling_dst, rate, external, damping, diag_const,
-                         coupling, data, M, W, Q, c, u, w12, world_x, world_q)
-
-
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
-def _applied_forces_body(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child, p_a,
-                         p_b, q_off, free, dof, tdof, rdof, rot_axis, spring, spring_offset,
-                         damper, pairs, coupling_dst, rate, external, damping, diag_const,
-                         coupling, data, M, W, Q, c, u, w12, world_x, world_q):
-    """The body of :func:`applied_forces_kernel` (inlined into it as before, so the joint
-    steps' compiled code is that of the allocating version) and of
-    :func:`_applied_forces_into`."""
     nj = parent.shape[0]
     has_damping = damping.shape[0] > 0
+    M, W, Q, c, u, w12 = work
     for k in range(nj):
         d = dof[k]
         forced = False
