@@ -18,7 +18,8 @@ True
 
 Write new values into ``A.data`` in place (its layout: :meth:`graphsolve.BlockMatrix.
 entry_coordinates` gives the row and column of every entry, :attr:`graphsolve.BlockMatrix.
-diag_ptr` / ``edge_ptr`` where each block starts) and call :func:`refactor_solve` again.
+diag_ptr` / ``edge_ptr`` where each block starts; :func:`block_coordinates` turns a list of
+blocks into the coordinates of their entries) and call :func:`refactor_solve` again.
 :func:`solve_factored` solves another right-hand side with the factor the last successful
 :func:`refactor_solve` left (several solves per factorization, as an interior-point method's
 predictor and corrector).
@@ -34,9 +35,10 @@ from .kernels.fused import refactor_solve, solve_factored
 from .kernels.protocol import Status
 from .kernels.reference import PIVOT_RTOL
 from .kernels.simd import mm6_sub
+from .matrix import block_coordinates
 
 __all__ = ["refactor_solve", "solve_factored", "allocate", "PIVOT_RTOL", "Status",
-           "STATUS_OK", "STATUS_NONFINITE", "mm6_sub"]
+           "STATUS_OK", "STATUS_NONFINITE", "mm6_sub", "block_coordinates"]
 
 #: :func:`refactor_solve` succeeded (``x`` holds the solution); ``Status.OK`` as a plain int.
 STATUS_OK = int(Status.OK)

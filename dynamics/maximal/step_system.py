@@ -44,8 +44,7 @@ import networkx as nx
 import numpy as np
 
 import graphsolve as gs
-from graphsolve.lowlevel import PIVOT_RTOL, STATUS_NONFINITE, STATUS_OK, allocate
-from graphsolve.matrix import block_coordinates
+from graphsolve.lowlevel import PIVOT_RTOL, STATUS_NONFINITE, STATUS_OK, allocate, block_coordinates
 
 from .. import quaternion as quat
 from . import contact_kernels as ck
