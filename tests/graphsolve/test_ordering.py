@@ -903,18 +903,23 @@ def test_nested_dissection_more_runs_only_for_three_dimensional_factors(monkeypa
     real = ordering._cholmod_order
     monkeypatch.setattr(ordering, "_cholmod_order",
                         lambda n, p, i, method: calls.append(method) or real(n, p, i, method))
+    renumberings = []                  # the extra runs renumber once by Cuthill-McKee, with
+    real_cm = ordering._cuthill_mckee  # scikit-sparse (NESDIS) or without (pymetis)
+    monkeypatch.setattr(ordering, "_cuthill_mckee",
+                        lambda n, p, i: renumberings.append(n) or real_cm(n, p, i))
 
     def extra_runs(G):
         calls.clear()
+        renumberings.clear()
         an = gs.analyze(G, "nd", block_sizes=6)
-        return an.flops("ldu"), len(calls)
+        return an.flops("ldu"), len(calls), len(renumberings)
 
-    flops, runs = extra_runs(gen.crystal(12))
-    assert runs == len(ordering.ND_CHOLMOD_RUNS)
-    assert flops >= ordering.ND_MORE_RUNS_MIN_FLOPS
-    grid_flops, grid_runs = extra_runs(gen.net(100))
-    assert grid_runs == 0 and grid_flops > flops
-    assert extra_runs(gen.crystal(9))[1] == 0
+    flops, runs, cm = extra_runs(gen.crystal(12))
+    assert runs == (len(ordering.ND_CHOLMOD_RUNS) if ordering._have_cholmod() else 0)
+    assert cm == 1 and flops >= ordering.ND_MORE_RUNS_MIN_FLOPS
+    grid_flops, grid_runs, grid_cm = extra_runs(gen.net(100))
+    assert grid_runs == 0 and grid_cm == 0 and grid_flops > flops
+    assert extra_runs(gen.crystal(9))[1:] == (0, 0)
 
 
 def test_nested_dissection_is_robust_to_the_numbering():
