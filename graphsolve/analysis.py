@@ -453,8 +453,7 @@ def analyze(G_or_A: nx.Graph | BlockMatrix, ordering: str | Sequence[int] = "aut
         dissection on the node graph through pymetis (block sizes as vertex weights); for
         3-D-like factors of at least ``ND_MORE_RUNS_MIN_FLOPS`` flops the cheapest of that
         run and CHOLMOD's METIS and NESDIS orderings on the graph and on renumberings of it
-        (``ND_CHOLMOD_RUNS``; without scikit-sparse:
-        METIS on a Cuthill-McKee renumbering;
+        (``ND_CHOLMOD_RUNS``; without scikit-sparse: METIS on a Cuthill-McKee renumbering;
         :func:`graphsolve.ordering._metis_nested_dissection`), postordered.
         ``"mindeg"``: graphsolve's own exact minimum degree, weighted by block sizes. A
         sequence is used as given. For the named orderings except ``"natural"``,

@@ -98,7 +98,7 @@ ND_MORE_RUNS_MIN_DENSITY = 2e4
 ND_CHOLMOD_RUNS: tuple[tuple[str, str | int], ...] = (
     ("metis", "node"), ("nesdis", "node"), ("nesdis", "cuthill-mckee"), ("nesdis", 0))
 #: The CHOLMOD orderings among those runs.
-ND_CHOLMOD_METHODS = ("metis", "nesdis")
+ND_CHOLMOD_METHODS = tuple(dict.fromkeys(method for method, _ in ND_CHOLMOD_RUNS))
 #: METIS's random matching (``METIS_CTYPE_RM``) for coarsening, instead of heavy-edge.
 _METIS_CTYPE_RM = 0
 
@@ -435,14 +435,7 @@ def _metis_nested_dissection(n: int, indptr: np.ndarray, indices: np.ndarray,
     if best_flops >= max(ND_MORE_RUNS_MIN_FLOPS, ND_MORE_RUNS_MIN_DENSITY * float(n) ** 1.5):
         if _have_cholmod():
             for method, numbering in ND_CHOLMOD_RUNS:
-                perm: np.ndarray | None
-                if isinstance(numbering, int):
-                    perm = np.random.default_rng(numbering).permutation(n)
-                    name = f"random numbering (seed {numbering})"
-                else:
-                    perm = _cuthill_mckee(n, indptr, indices) if numbering == "cuthill-mckee" \
-                        else None
-                    name = f"{numbering} numbering"
+                perm, name = _numbering(n, indptr, indices, numbering)
                 consider(_renumbered_order(n, indptr, indices, perm, method),
                          f"CHOLMOD {method.upper()}, {name}")
         else:                                   # without scikit-sparse: pymetis's runs
@@ -456,15 +449,32 @@ def _metis_nested_dissection(n: int, indptr: np.ndarray, indices: np.ndarray,
     return best, best_run if runs == 1 else f"{best_run}, the cheapest of {runs} runs"
 
 
+def _numbering(n: int, indptr: np.ndarray, indices: np.ndarray, numbering: str | int
+               ) -> tuple[np.ndarray | None, str]:
+    """The permutation (new vertex ``k`` is node ``perm[k]``; ``None``: as given) and the name
+    of a numbering of :data:`ND_CHOLMOD_RUNS`."""
+    if isinstance(numbering, int):
+        return np.random.default_rng(numbering).permutation(n), \
+            f"random numbering (seed {numbering})"
+    perm = _cuthill_mckee(n, indptr, indices) if numbering == "cuthill-mckee" else None
+    return perm, f"{numbering} numbering"
+
+
+def _renumbered_csr(indptr: np.ndarray, indices: np.ndarray, perm: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The node graph renumbered by ``perm`` (new vertex ``k`` is node ``perm[k]``)."""
+    rank = np.empty(perm.size, np.int64)
+    rank[perm] = np.arange(perm.size)
+    return relabelled_csr(indptr, indices, rank)
+
+
 def _renumbered_order(n: int, indptr: np.ndarray, indices: np.ndarray,
                       numbering: np.ndarray | None, method: str) -> np.ndarray | None:
     """:func:`_cholmod_order` of the node graph renumbered by ``numbering`` (new vertex ``k``
     is node ``numbering[k]``; ``None``: the nodes' own numbering), as nodes."""
     if numbering is None:
         return _cholmod_order(n, indptr, indices, method)
-    rank = np.empty(n, np.int64)
-    rank[numbering] = np.arange(n)
-    order = _cholmod_order(n, *relabelled_csr(indptr, indices, rank), method)
+    order = _cholmod_order(n, *_renumbered_csr(indptr, indices, numbering), method)
     return None if order is None else numbering[order]
 
 
@@ -490,6 +500,4 @@ def _cuthill_mckee_graph(n: int, indptr: np.ndarray, indices: np.ndarray
     import pymetis
 
     cm = _cuthill_mckee(n, indptr, indices)
-    rank = np.empty(n, np.int64)
-    rank[cm] = np.arange(n)
-    return cm, pymetis.CSRAdjacency(*relabelled_csr(indptr, indices, rank))
+    return cm, pymetis.CSRAdjacency(*_renumbered_csr(indptr, indices, cm))
