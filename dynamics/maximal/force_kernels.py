@@ -23,7 +23,6 @@ import numpy as np
 from numba import njit
 
 from .newton_kernels import (
-    _FAST,
     _RATE_LIMIT,
     _ends,
     _mtv,
@@ -40,7 +39,7 @@ __all__ = ["rate_map_kernel", "coordinates_kernel", "applied_forces_kernel",
            "forced_step_kernel"]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _frames(xa, qa, xb, qb, pb, W):
     """``Q_a``, ``Q_b`` in ``W[0]``, ``W[1]`` and the lever ``Q_aᵀ (x_b + Q_b p_b - x_a)`` (the
     translational constraint ``g_T`` plus ``p_a``) in ``W[5, 0]``."""
@@ -54,7 +53,7 @@ def _frames(xa, qa, xb, qb, pb, W):
     _mtv(Qa, r, W[5, 0])
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _joint_rate_map(xa, qa, xb, qb, pb, qoff, free, dof, rdof, out, M, W):
     """One joint's rate map (:func:`.joints.rate_map`) into ``out`` (6×12); ``M`` (6×12) and
     ``W`` (6, 3, 3) are scratch."""
@@ -101,7 +100,7 @@ def _joint_rate_map(xa, qa, xb, qb, pb, qoff, free, dof, rdof, out, M, W):
     _select_mm(free, dof, M, out)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _qmul(a, b, out):
     """Hamilton product ``a ∘ b = L(a) b`` (eq. A.2c)."""
     s, x, y, z = a[0], a[1], a[2], a[3]
@@ -111,7 +110,7 @@ def _qmul(a, b, out):
     out[3] = z * b[0] - y * b[1] + x * b[2] + s * b[3]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _joint_coordinates(xa, qa, xb, qb, pa, pb, qoff, free, tdof, rdof, axis, out, W, Q):
     """One joint's minimal coordinates (:func:`.joints.minimal_coordinates`), padded to 6,
     into ``out``; ``W`` (6, 3, 3) and ``Q`` (3, 4) are scratch."""
@@ -151,7 +150,7 @@ def _joint_coordinates(xa, qa, xb, qb, pa, pb, qoff, free, tdof, rdof, axis, out
             out[tdof + i] = scale * qrel[1 + i]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy")
 def rate_map_kernel(x, q, parent, child, p_b, q_off, free, dof, rdof, out):
     """``out[k]`` = the rate map of every joint ``k`` at the poses ``x, q`` (as
     :func:`.joints.rate_map` of the joints' end poses); ``out`` (n_joints, 6, 12)."""
@@ -164,7 +163,7 @@ def rate_map_kernel(x, q, parent, child, p_b, q_off, free, dof, rdof, out):
                         W)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy")
 def coordinates_kernel(x, q, parent, child, p_a, p_b, q_off, free, tdof, rdof, rot_axis, out):
     """``out[k]`` = the padded minimal coordinates of every joint ``k`` at the poses ``x, q``
     (as :func:`.joints.minimal_coordinates`); ``out`` (n_joints, 6)."""
@@ -181,7 +180,7 @@ def coordinates_kernel(x, q, parent, child, p_a, p_b, q_off, free, tdof, rdof, r
 _SCALE = (1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy")
 def applied_forces_kernel(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child,
                           p_a, p_b, q_off, free, dof, tdof, rdof, rot_axis, spring,
                           spring_offset, damper, pairs, coupling_dst, rate, external, damping,
@@ -293,7 +292,7 @@ def applied_forces_kernel(x1, q1, gravity_wrench, joint_forces, has_forces, pare
                 data[coupling_dst[p, e, t]] += coupling[p, e, t]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy")
 def forced_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, max_iter,
                        history, handle, data, mass, inertia, dt, gravity_wrench, joint_forces,
                        has_forces, parent, child, p_a, p_b, q_off, select, free, nc, dof, tdof,

@@ -24,9 +24,7 @@ from numba import njit
 
 from graphsolve.lowlevel import STATUS_NONFINITE, refactor_solve
 
-# Reassociation and contraction let LLVM vectorize the small loops; "nnan"/"ninf" stay off
-# because the |ω| ≥ 2/Δt rule and the residual checks rely on NaN propagating.
-_FAST = {"reassoc", "contract", "nsz", "arcp"}
+# Compiled without fastmath flags, as graphsolve's kernels (graphsolve.kernels.blocks says why).
 
 
 class NewtonStatus(enum.IntEnum):
@@ -52,7 +50,7 @@ __all__ = ["residual_kernel", "jacobian_kernel", "constraint_jacobian_kernel", "
            "step_kernel", "newton_work"]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _select_mm(S, m, B, C):
     """``C = S @ B`` for a joint's selection matrix ``S`` (6×6, rows ``m:`` zero): only the
     first ``m`` rows are formed and zero entries skipped (axis-aligned joints select rows)."""
@@ -67,7 +65,7 @@ def _select_mm(S, m, B, C):
                     C[i, j] += f * B[t, j]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _mv(A, x, y):
     """``y = A @ x``."""
     for i in range(A.shape[0]):
@@ -77,7 +75,7 @@ def _mv(A, x, y):
         y[i] = acc
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _mtv(A, x, y):
     """``y = Aᵀ @ x``."""
     for i in range(A.shape[1]):
@@ -87,7 +85,7 @@ def _mtv(A, x, y):
         y[i] = acc
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _rot(q, Q):
     """Rotation matrix of unit quaternion ``q`` (eq. A.6) into ``Q``."""
     s, a, b, c = q[0], q[1], q[2], q[3]
@@ -102,7 +100,7 @@ def _rot(q, Q):
     Q[2, 2] = s * s - a * a - b * b + c * c
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy")
 def _ends(k, parent, child, x, q, world_x, world_q):
     a = parent[k]
     if a < 0:
@@ -110,7 +108,7 @@ def _ends(k, parent, child, x, q, world_x, world_q):
     return x[a], q[a], x[child[k]], q[child[k]]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy")
 def _world():
     wq = np.zeros(4)
     wq[0] = 1.0
@@ -138,13 +136,13 @@ def newton_work(n_bodies: int, n_joints: int, n_unknowns: int) -> tuple:
             np.zeros((0, 12, 12)))
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _omega_s(w, dt):
     arg = (2.0 / dt) ** 2 - (w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
     return np.sqrt(arg) if arg > 0.0 else np.nan
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _next_quaternion(q, w, dt, out):
     """``q₂ = (Δt/2) L(q₁) [ω̄ₛ; ω₁]`` (eq. 17) written out; returns ``ω̄ₛ`` (NaN if
     ``|ω| >= 2/Δt``)."""
@@ -157,7 +155,7 @@ def _next_quaternion(q, w, dt, out):
     return ws
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy")
 def _configuration(s, x1, q1, dt, x2, q2, R):
     """``z₂(s)``: ``x₂ = x₁ + Δt v₁``, ``q₂`` of eq. (17) and ``R[i] = Q(q₂ᵢ)`` of every body
     (NaN where ``|ω₁| >= 2/Δt``)."""
@@ -168,14 +166,14 @@ def _configuration(s, x1, q1, dt, x2, q2, R):
         _rot(q2[i], R[i])
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy")
 def _rotations(q, R):
     """``R[i] = Q(q[i])`` for every body."""
     for i in range(q.shape[0]):
         _rot(q[i], R[i])
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _end_frames(k, parent, child, x, q, R, world_x, world_q, world_R):
     """Pose ``(x, q, Q(q))`` of joint ``k``'s parent (the world's for ``parent < 0``) and
     child."""
@@ -185,7 +183,7 @@ def _end_frames(k, parent, child, x, q, R, world_x, world_q, world_R):
     return x[a], q[a], R[a], x[b], q[b], R[b]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _conj_mul(a, b):
     """``a* ∘ b`` (eq. A.2c with ``a* = (a₀, -a_v)``) as four scalars."""
     return (a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3],
@@ -194,7 +192,7 @@ def _conj_mul(a, b):
             a[0] * b[3] - b[0] * a[3] - a[1] * b[2] + a[2] * b[1])
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _joint_geometry(xa, qa, Qa, xb, qb, Qb, pb, qoff, lever, p):
     """A joint's lever ``ℓ = Q_aᵀ (x_b + Q_b p_b - x_a)`` (``g_T = ℓ - p_a``, B.1) and the
     relative rotation ``p = q_off* ∘ q_a* ∘ q_b`` (``g_R = p_v``, B.3: ``V L(q_off)ᵀ L(q_a)ᵀ q_b``
@@ -211,7 +209,7 @@ def _joint_geometry(xa, qa, Qa, xb, qb, Qb, pb, qoff, lever, p):
     p[3] = qoff[0] * e3 - e0 * qoff[3] - qoff[1] * e2 + qoff[2] * e1
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _joint_derivatives(Qa, Qb, pb, qoff, lever, p, B):
     """``B[e] = [∂g/∂x_e | ∂g/∂ʳq_e]`` (6×6) of a joint's ``g = [g_T; g_R]`` for its parent
     (``e = 0``) and child (``e = 1``), from :func:`_joint_geometry`'s ``lever`` and ``p``.
@@ -276,7 +274,7 @@ def _joint_derivatives(Qa, Qb, pb, qoff, lever, p, B):
         B[0, 3 + j, 5] = -(o20 * m0 + o21 * m1 + o22 * m2)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy")
 def residual_kernel(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
                     has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow, work):
     """``f(s)`` of eq. (30a); see ``StepSystem.residual_reference``. ``work``:
@@ -287,7 +285,7 @@ def residual_kernel(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, 
     return out
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy")
 def _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
               has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow, work, out):
     """:func:`residual_kernel` into ``out``; ``z₂(s)`` goes to ``work``'s ``x2, q2, R``."""
@@ -369,7 +367,7 @@ def _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, dampin
             out[jrow[k] + r] = acc
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy")
 def jacobian_kernel(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, parent,
                     child, p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb, work):
     """Write ``F = ∂f/∂s`` (eq. 32) into the flat BlockMatrix buffer ``data``; ``work``:
@@ -378,7 +376,7 @@ def jacobian_kernel(s, data, x1, q1, mass, inertia, dt, projection, diag_const, 
               p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb, work, True)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _body_blocks(s, data, mass, inertia, dt, projection, diag_const, K):
     """The body diagonal blocks of ``F`` into ``data`` and the factor ``K`` of ``∂q₂/∂ω₁`` of
     every body.
@@ -436,7 +434,7 @@ def _body_blocks(s, data, mass, inertia, dt, projection, diag_const, K):
         Ki[2, 1] -= h2 * w0
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy")
 def _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, parent, child,
               p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb, work, constant):
     """:func:`jacobian_kernel`; with ``constant`` false the blocks ``-Gᵀ`` (fixed during a step:
@@ -489,7 +487,7 @@ def _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, par
                     data[o + 3 + c] = h0 * Kb[0, c] + h1 * Kb[1, c] + h2 * Kb[2, c]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy")
 def constraint_jacobian_kernel(x, q, parent, child, p_a, p_b, q_off, select, G, work):
     """``G[e, k] = Dₖᵀ [∂g/∂x_e, ∂g/∂ʳq_e]`` (eq. 21, A.8) for both ends of every joint, at the
     poses ``x, q``; ``work``: :func:`newton_work` (its ``R`` receives ``Q(q)``)."""
@@ -504,7 +502,7 @@ def constraint_jacobian_kernel(x, q, parent, child, p_a, p_b, q_off, select, G, 
             _select_mm(select[k], 6, B[e], G[e, k])
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _max_abs(f):
     m = 0.0
     for i in range(f.shape[0]):
@@ -514,7 +512,7 @@ def _max_abs(f):
     return m
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy")
 def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
                   inertia, dt, projection, external, damping, has_damping, diag_const, G,
                   parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, work):
@@ -569,7 +567,7 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
     return _CONVERGED, it, -1
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy")
 def start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt, parent, child,
                p_a, p_b, q_off, select, nc, jrow, G, work):
     """The part of a whole compiled step before Newton: the update rules (11), (17), the
@@ -620,7 +618,7 @@ def start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt, pa
     return x1, q1, -1
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy")
 def finish_step(code, it, pos, x, q, v, w, lam, x1, q1, s, nc, jrow):
     """The state update after Newton: ``x, q, v, w, lam`` from ``z₁`` and the solution ``s``
     (only if ``code`` is ``CONVERGED``); returns ``(code, it, pos)``."""
@@ -637,7 +635,7 @@ def finish_step(code, it, pos, x, q, v, w, lam, x1, q1, s, nc, jrow):
     return _CONVERGED, it, -1
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, error_model="numpy")
 def step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, max_iter,
                 history, handle, data, mass, inertia, dt, gravity_wrench, diag_const, G, parent,
                 child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, work):

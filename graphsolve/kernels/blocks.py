@@ -13,12 +13,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-# Reassociation and contraction let LLVM vectorize the small loops; "nnan"/"ninf" are left out
-# so the finiteness checks of the singular-pivot rule are kept.
-_FAST = {"reassoc", "contract", "nsz", "arcp"}
+# No kernel is compiled with value-changing fastmath flags (reassoc, contract, arcp): numba
+# links a copy of every callee into each caller's module and LLVM re-optimizes each copy;
+# with those flags the copies may round differently, and which copy a call binds to
+# depended on whether numba compiled the kernels in this process or loaded them from its
+# cache (the same dynamics run differed by 1e-3 between a first and a second process).
+# Measured without them: no slower (refactor + solve, dynamics steps).
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _lu_inplace(a, piv, s):
     """LU with partial pivoting of the s×s row-major matrix ``a`` (flat view), in place.
     Returns min |u_kk| (0 for an exactly singular or non-finite block)."""
@@ -52,7 +55,7 @@ def _lu_inplace(a, piv, s):
     return umin
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _ldl_inplace(a, s, tol):
     """Symmetric ``a = M Δ Mᵀ`` of the s×s row-major (flat) block without pivoting: M (unit
     lower) below the diagonal, ``1/Δ`` on it (reciprocals: the solves multiply). Reads only
@@ -79,7 +82,7 @@ def _ldl_inplace(a, s, tol):
     return True
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _ldl_solve_left(a, s, x, ncol):
     """x (s × ncol, flat row-major) <- D⁻¹ x = M⁻ᵀ Δ⁻¹ M⁻¹ x with the factor of
     :func:`_ldl_inplace` (no divisions, no row swaps)."""
@@ -99,7 +102,7 @@ def _ldl_solve_left(a, s, x, ncol):
             _row_axpy(x, r, k, a[k * s + r], ncol)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _sweep_rows6(a, s, x, forward, trans, scale):
     """One triangular sweep over the rows of ``x`` (s × 6): in order (``forward``) or reverse,
     ``x_r <- (x_r · a_rr if scale == 1) - Σ_k a_rk x_k`` over the rows already swept, then
@@ -139,14 +142,14 @@ def _swap_rows(x, k, p, ncol):
             x[p * ncol + j] = tmp
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _row_axpy(x, dst, src, f, ncol):
     """Row dst -= f * row src of the flat row-major x with ncol columns."""
     for j in range(ncol):
         x[dst * ncol + j] -= f * x[src * ncol + j]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _lu_solve_left(lu, piv, s, x, ncol):
     """x (s × ncol, flat row-major) <- D⁻¹ x."""
     for k in range(s):
@@ -166,7 +169,7 @@ def _lu_solve_left(lu, piv, s, x, ncol):
             x[r * ncol + j] *= inv
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _lu_solve_trans_left(lu, piv, s, x, ncol):
     """x (s × ncol, flat row-major) <- D⁻ᵀ x, with P D = L U: Dᵀ = Uᵀ Lᵀ P, so solve with Uᵀ,
     then Lᵀ, then undo the row swaps in reverse order. Rows are contiguous (vectorizes)."""
@@ -189,7 +192,7 @@ def _lu_solve_trans_left(lu, piv, s, x, ncol):
         _swap_rows(x, k, piv[k], ncol)
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _rows6(c, a, b, m, k, b_transposed, assign):
     """``c (m×6) -= a (m×k) @ b`` (``assign``: ``c = a @ b``), ``b`` (k×6) or, transposed,
     stored (6×k). A row of ``c`` lives in six scalars while ``k`` products are added, so
@@ -223,7 +226,7 @@ def _rows6(c, a, b, m, k, b_transposed, assign):
         c[r], c[r + 1], c[r + 2], c[r + 3], c[r + 4], c[r + 5] = c0, c1, c2, c3, c4, c5
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _matmul(a, b, out, m, k, n):
     """out (m×n) = a (m×k) @ b (k×n), all flat row-major."""
     if n == 6:
@@ -238,7 +241,7 @@ def _matmul(a, b, out, m, k, n):
                 out[i * n + j] += f * b[t * n + j]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _sub_matmul(c, a, b, m, k, n, b_transposed):
     """c (m×n) -= a (m×k) @ b (k×n), or @ bᵀ with b stored (n×k) when ``b_transposed``."""
     if n == 6:
@@ -272,7 +275,7 @@ def _sub_matmul(c, a, b, m, k, n, b_transposed):
 
 # One right-hand side: flat loops with no nested helpers (each inlined copy stays small; numba
 # re-processes every nested ``inline="always"`` callee at each call site).
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _matvec_sub(y, a, z, m, n):
     """``y (m) -= a (m×n) @ z (n)``, row dot products."""
     for i in range(m):
@@ -282,7 +285,7 @@ def _matvec_sub(y, a, z, m, n):
         y[i] -= acc
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _lu_solve_vec(lu, piv, s, y):
     """``y <- D⁻¹ y`` with the LU factor of :func:`_lu_inplace` (one right-hand side)."""
     for k in range(s):
@@ -300,7 +303,7 @@ def _lu_solve_vec(lu, piv, s, y):
         y[r] *= 1.0 / lu[r * s + r]
 
 
-@njit(cache=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, error_model="numpy", inline="always")
 def _ldl_solve_vec(a, s, y):
     """``y <- D⁻¹ y`` with the ``M Δ Mᵀ`` factor of :func:`_ldl_inplace` (one right-hand
     side; ``Δ`` stored as reciprocals)."""
@@ -314,7 +317,7 @@ def _ldl_solve_vec(a, s, y):
             y[r] -= a[k * s + r] * y[k]
 
 
-@njit(error_model="numpy", fastmath=_FAST, inline="always")
+@njit(error_model="numpy", inline="always")
 def _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol):
     """Symmetrize (LDLᵀ), copy and factor the pivot ``D_i``; False if it is singular.
 
@@ -334,7 +337,7 @@ def _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol):
     return _finish_lu(Di, lu_i, piv_i, si, rtol)
 
 
-@njit(error_model="numpy", fastmath=_FAST, inline="always")
+@njit(error_model="numpy", inline="always")
 def _finish_definite(D, Dlu, o, si, rtol):
     """The LDLᵀ branch of :func:`_finish_pivot` on the block at offset ``o`` of ``D`` and
     ``Dlu``: symmetrize it and copy it in one pass, factor the copy (:func:`_ldl_inplace`);
@@ -354,7 +357,7 @@ def _finish_definite(D, Dlu, o, si, rtol):
     return _ldl_inplace(Dlu[o:o + si * si], si, rtol * si * scale)
 
 
-@njit(error_model="numpy", fastmath=_FAST, inline="always")
+@njit(error_model="numpy", inline="always")
 def _finish_lu(Di, lu_i, piv_i, si, rtol):
     """The LU branch of :func:`_finish_pivot`: copy, LU with partial pivoting, and the
     singularity rule on its smallest pivot (non-finite entries count as singular)."""

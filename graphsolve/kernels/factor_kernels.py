@@ -31,7 +31,6 @@ from numba import literally, njit
 
 from . import supernodal
 from .blocks import (
-    _FAST,
     _finish_pivot,
     _ldl_solve_left,
     _lu_solve_left,
@@ -103,10 +102,10 @@ def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep,
 
 
 #: :func:`_scale_pair_py` compiled per literal size pair, inlined by LLVM
-_scale_pair = njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST, forceinline=True)(
+_scale_pair = njit(cache=True, nogil=True, error_model="numpy", forceinline=True)(
     _scale_pair_py)
 #: :func:`_scale_pair_py` inlined by numba (one site per kernel)
-_scale_pair_inline = njit(error_model="numpy", fastmath=_FAST, inline="always")(_scale_pair_py)
+_scale_pair_inline = njit(error_model="numpy", inline="always")(_scale_pair_py)
 
 #: Pivot sizes that the generic kernel (``BS = 0``) factors as fixed-size code (a copy of the
 #: pivot factor with the size as a constant: fixed trip counts, no mispredicted loop exits when
@@ -129,11 +128,11 @@ def _finish_pivot_py(Di, lu_i, piv_i, si, symmetric, rtol, FS):
 
 
 #: :func:`_finish_pivot_py` compiled once, inlined by LLVM (the literal ``FS`` folds)
-_finish_pivot_fixed = njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST,
+_finish_pivot_fixed = njit(cache=True, nogil=True, error_model="numpy",
                            forceinline=True)(_finish_pivot_py)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _finish_pivot_sized(Di, lu_i, piv_i, si, symmetric, rtol):
     """:func:`~graphsolve.kernels.blocks._finish_pivot` of an ``si×si`` pivot: a fixed-size
     copy for each size of :data:`FIXED_PIVOT_SIZES`, the runtime-size code otherwise (the
@@ -157,7 +156,7 @@ def _finish_pivot_sized(Di, lu_i, piv_i, si, symmetric, rtol):
     return _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol)      # inlined by numba
 
 
-@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _scale_pair_sized(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep):
     """:func:`_scale_pair` of an ``si×sc`` pair: a fixed-size copy for the pairs of
     :data:`FIXED_PAIR_SIZES`, the runtime-size code otherwise."""
@@ -193,7 +192,7 @@ def _scale_pair_sized(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, ke
         _scale_pair_inline(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 0, 0)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _gather(sym, D, L, U, symmetric, gat, BS):
     """Load the factor buffers from the matrix's flat ``values`` in one pass of straight copies
     (the diagonal section holds the blocks by node, ``D`` in elimination order at ``d_ptr``;
@@ -324,7 +323,7 @@ def _factor_kernel(GENERIC: bool):
                 return k, n_scalings, n_updates, sq
         return -1, n_scalings, n_updates, sq
     kernel.__name__ = kernel.__qualname__ = "_factor_generic" if GENERIC else "_factor_uniform"
-    return njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)(kernel)
+    return njit(cache=True, nogil=True, error_model="numpy")(kernel)
 
 
 _factor_generic = _factor_kernel(True)
@@ -353,7 +352,7 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
     return _factor_uniform(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, implicit, gat):
     """:func:`_factor` for blocks of exactly two sizes ``BS`` > ``BS2`` (bodies and joints of a
     KKT matrix): pivots and body-joint pairs run fixed-size inlined copies, pairs of equal size
@@ -413,7 +412,7 @@ def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, impli
     return -1, n_scalings, n_updates, sq
 
 
-@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _factor_sn(sym, sn, D, Dlu, piv, L, U, rtol, scratch, gat):
     """:func:`graphsolve.kernels.supernodal.factor_supernodal` after the load of
     :func:`_gather` (``gat`` as for :func:`_factor`); returns ``(status, asymmetry)``."""

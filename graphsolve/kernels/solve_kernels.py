@@ -27,7 +27,6 @@ from typing import Any
 from numba import literally, njit
 
 from .blocks import (
-    _FAST,
     _ldl_solve_left,
     _ldl_solve_vec,
     _lu_solve_left,
@@ -76,8 +75,7 @@ def _lu_solve_py(lu, pv, s, y, FS):
     _lu_solve_vec(lu, pv, s, y)
 
 
-_FIXED: dict[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy", "fastmath": _FAST,
-          "forceinline": True}
+_FIXED: dict[str, Any] = {"cache": True, "nogil": True, "error_model": "numpy", "forceinline": True}
 _matvec_sub_fixed = njit(**_FIXED)(_matvec_sub_py)
 _lu_solve_fixed = njit(**_FIXED)(_lu_solve_py)
 
@@ -154,7 +152,7 @@ def _lu_solve_any(lu, pv, s, y):
         _lu_solve_fixed(lu, pv, s, y, 0)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _solve_bs(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, Dlu, piv, L, U, x,
               nrhs, symmetric, BS):
     """Alg. 4 (forward, diagonal and backward sweeps) for ``nrhs`` right-hand sides (``x``
@@ -199,7 +197,7 @@ def _solve_bs(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, Dlu, piv,
                 _sub_matmul(xc, U[blk:fe_ptr[e + 1]], xi, sc, si, nrhs, False)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _sub_sized(y, M, z, m, n, BS, BS2, GENERIC):
     """``y -= M z`` for an ``m×n`` block, with fixed sizes when (m, n) is the pair (BS, BS2)
     either way round, or BS×BS when ``BS2 = 0`` (uniform sizes; ``GENERIC``: any sizes, with
@@ -219,7 +217,7 @@ def _sub_sized(y, M, z, m, n, BS, BS2, GENERIC):
         _matvec_sub(y, M, z, m, n)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST, inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _pivot_solve_sized(lu, pv, s, y, BS, BS2, GENERIC):
     """``y <- D⁻¹ y`` with the pivot's LU, fixed-size for the sizes of the pair (or the
     uniform size BS when ``BS2 = 0``; ``GENERIC``: :func:`_lu_solve_any`)."""
@@ -270,7 +268,7 @@ def _solve_vector_kernel(GENERIC: bool):
                            sizes[i], BS, BS2, GENERIC)
     kernel.__name__ = kernel.__qualname__ = ("_solve_vector_generic" if GENERIC
                                              else "_solve_vector_sized")
-    return njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)(kernel)
+    return njit(cache=True, nogil=True, error_model="numpy")(kernel)
 
 
 _solve_vector_generic = _solve_vector_kernel(True)
@@ -303,7 +301,7 @@ def _solve_vector(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, Dlu, 
                             L, U, x, BS, BS2, implicit)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, Dlu, piv, L, x,
                       BS):
     """:func:`_solve_bs` for one right-hand side of an LDLᵀ factor: ``U_ip = L_piᵀ`` applied as

@@ -22,7 +22,6 @@ import numpy as np
 from numba import njit
 
 from .batch_kernels import _factor_batch, _factor_batch_pair
-from .blocks import _FAST
 from .factor_kernels import _factor, _factor_pair, _poison
 from .solve_kernels import _solve_bs, _solve_sym_vector, _solve_vector
 from .tree6 import _factor_tree6
@@ -197,7 +196,7 @@ def _entry(kind: str, BS: int, BS2: int):
     ``@njit(cache=True, nogil=True)``."""
     py_func = _FACTORIES[kind](BS, BS2)
     py_func.__name__ = py_func.__qualname__ = f"_{kind}_{BS}_{BS2}"
-    return njit(cache=True, nogil=True, error_model="numpy", fastmath=_FAST)(py_func)
+    return njit(cache=True, nogil=True, error_model="numpy")(py_func)
 
 
 def _table(kind: str) -> dict:

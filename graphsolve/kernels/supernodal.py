@@ -49,7 +49,7 @@ import numpy as np
 from numba import njit, types
 from numba.np.linalg import _BLAS
 
-from .blocks import _FAST, _finish_pivot, _ldl_solve_left, _lu_solve_trans_left, _sub_matmul
+from .blocks import _finish_pivot, _ldl_solve_left, _lu_solve_trans_left, _sub_matmul
 
 __all__ = ["plan", "factor_supernodal"]
 
@@ -297,7 +297,7 @@ def plan(an, max_width: int = MAX_SUPERNODE_NODES, relax=True) -> tuple:
     return sn, scratch, share
 
 
-@njit(error_model="numpy", fastmath=_FAST, inline="always")
+@njit(error_model="numpy", inline="always")
 def _scale_rows(F, G, r0, r1, oj, sj, lu, pv, wb):
     """Rows ``r0:r1`` of the pivot's columns ``oj:oj+sj``: ``T`` (in ``F``, copied to ``G``)
     becomes ``L = T D_j⁻¹`` in ``F`` (Alg. 3 line 18 for
@@ -360,7 +360,7 @@ def _block_sub(X, x0, C, c0, ld, sa, sb):
             X[x0 + r * sb + c] -= C[c0 + r * ld + c]
 
 
-@njit(error_model="numpy", fastmath=_FAST, inline="always")
+@njit(error_model="numpy", inline="always")
 def _rows_times6(F, G, r0, r1, oj, X):
     """``F[r, oj:oj+6] = G[r, oj:oj+6] Xᵀ`` for ``r0 <= r < r1`` (``X`` 6×6, row-major in a
     flat buffer): :func:`_scale_below` for 6×6 pivots, with the inner sizes known to the
@@ -377,7 +377,7 @@ def _rows_times6(F, G, r0, r1, oj, X):
                             + t3 * X[6 * c + 3] + t4 * X[6 * c + 4] + t5 * X[6 * c + 5])
 
 
-@njit(error_model="numpy", fastmath=_FAST, inline="always")
+@njit(error_model="numpy", inline="always")
 def _scale_below(F, G, r0, r1, oj, sj, lu, pv, wb):
     """Rows ``r0:r1`` of the pivot's columns ``oj:oj+sj``: ``T`` (in ``G``) becomes
     ``L = T D_j⁻¹`` in ``F`` (Alg. 3 line 18 for each row's pair). ``D_j⁻¹`` is made once from
@@ -403,7 +403,7 @@ def _scale_below(F, G, r0, r1, oj, sj, lu, pv, wb):
             F[r, oj + c] = acc
 
 
-@njit(error_model="numpy", fastmath=_FAST, inline="always")
+@njit(error_model="numpy", inline="always")
 def _rows_below(Fb, Gb, H, W, ob0, ob1, jb, je, roff, Mb, consts):
     """``T = F[ob1:H, ob0:ob1] M⁻ᵀ`` into ``G`` (same place), where ``M`` is the block's unit
     block-lower factor (its rows in ``F`` hold ``L`` left of each diagonal block; the diagonal
@@ -427,7 +427,7 @@ def _rows_below(Fb, Gb, H, W, ob0, ob1, jb, je, roff, Mb, consts):
               _ZERO, consts)
 
 
-@njit(error_model="numpy", fastmath=_FAST, inline="always")
+@njit(error_model="numpy", inline="always")
 def _update_rr_blas(Fb, Gb, Cb, W, w, m, roff, rows, r0, sizes, D, d_ptr, L, fe_ptr, tgt, t0,
                     consts):
     """Step 3 for a wide supernode: for a panel of ``R``'s rows at a time, ``C = L_R T_Rᵀ``
@@ -459,7 +459,7 @@ def _update_rr_blas(Fb, Gb, Cb, W, w, m, roff, rows, r0, sizes, D, d_ptr, L, fe_
         a0 = a1
 
 
-@njit(error_model="numpy", fastmath=_FAST)
+@njit(error_model="numpy")
 def factor_supernodal(sym, sn, D, Dlu, piv, L, rtol, scratch):
     """Numeric LDLᵀ over the supernodes of :func:`plan` (see the module docstring), on factor
     buffers loaded with the matrix (``D``, lower blocks in ``L``). Returns the elimination

@@ -951,6 +951,11 @@ def test_fused_handle_flags_singular_pivots_by_the_factorizations_pivot_rtol():
     first = int(an.order[0])
     lo, hi = A.diag_ptr[first], A.diag_ptr[first + 1]
     A.data[lo:hi] = [1.0, 1.0, 1.0, 1.0 + 2.0 ** -52]        # rank one up to an ulp
+    # its couplings scaled by 2⁻²⁶, so the Schur update (~ coupling² / 2⁻⁵²) stays O(1) and the
+    # later pivots are far from singular whatever the kernels' rounding
+    for j in A.graph.neighbors(first):
+        A.block(first, j)[:] *= 2.0 ** -26
+        A.block(j, first)[:] *= 2.0 ** -26
     b = np.ones(A.shape[0])
     strict = gs.allocate(an, "ldu", "compiled")
     assert refactor_solve(strict.fused_handle(A), A.data, b.copy()) == 0
