@@ -58,7 +58,7 @@ public :class:`~dynamics.maximal.StepSystem` methods pass (captured from
   ``solve_factored``, on a factorization of the step's own kind (implicit-L for acyclic
   Newton matrices without contacts, explicit with ``pivot_rtol = 0`` with contacts);
 - ``solve``: ``graphsolve.lowlevel.solve_factored(handle, x)`` (+ the refinement residual
-  ``contact_kernels.refinement_residual``).
+  ``contact_kernels.block_refinement_residual``).
 
 The step's own Newton loop computes the joints' constraint derivatives in its Jacobian, as the
 public kernels timed here do; unlike them, it writes the constant ``-Gᵀ`` blocks once per
@@ -356,10 +356,14 @@ def compiled_unit_costs(sim: Simulation, min_time: float = 0.02) -> dict:
     solve = 1e6 * _unit_seconds(lambda k: _repeat_solve(k, handle, rhs, x), min_time)
     refinement = 0.0
     if contacts:
-        rows, cols = (np.ascontiguousarray(a, dtype=np.int64)
-                      for a in S.matrix.entry_coordinates())
+        A = S.matrix                    # its blocks in buffer order, as the compiled step's
+        n = len(A.block_sizes)
+        brow = np.concatenate([np.arange(n), A.edges[:, 0]])
+        bcol = np.concatenate([np.arange(n), A.edges[:, 1]])
+        blocks = tuple(np.ascontiguousarray(a, dtype=np.int64) for a in (
+            A.offsets[brow], A.offsets[bcol], A.block_sizes[brow], A.block_sizes[bcol]))
         out = np.empty_like(rhs)
-        refinement = cost([(ck.refinement_residual, (rows, cols, data, x, rhs, out))])
+        refinement = cost([(ck.block_refinement_residual, (blocks, data, x, rhs, out))])
     return {"setup": setup, "residual": residual, "jacobian": jacobian,
             "factor": max(both - solve, 0.0), "solve": solve, "refinement": refinement}
 

@@ -10,6 +10,10 @@ interior-point iteration (Brüdigam et al. 2023, §3.3-3.5 eq. 22-29, App. D).
 Geometry kinds (``kind``): ``0`` body point vs the ground plane, ``1`` sphere vs the ground,
 ``2`` sphere vs sphere (body ``a`` and ``b``), ``3`` sphere (body ``a``) vs box (body ``b``,
 half extents ``half``). The second body of a ground contact is ``-1``.
+
+The public functions allocate their scratch (for calls from Python); the compiled contact step
+calls the private ``_…_into`` versions with the scratch of :func:`contact_work`, made once per
+:class:`.StepSystem`: an interior-point iteration allocates nothing.
 """
 from __future__ import annotations
 
@@ -18,9 +22,21 @@ from numba import njit
 
 from .newton_kernels import _next_quaternion, _rot
 
-__all__ = ["velocity_maps", "contact_residual", "contact_jacobian", "distances_next"]
+__all__ = ["velocity_maps", "contact_residual", "contact_jacobian", "distances_next",
+           "contact_work", "block_refinement_residual"]
 
 _S = (1.0, 1.0, 1.0, 2.0, 2.0, 2.0)
+
+
+@njit(cache=True)
+def contact_work(max_m):
+    """Scratch of the ``_…_into`` kernels for groups of up to ``max_m`` friction directions:
+    ``(Q, Qb, v3, v4, grad, f, dirs)`` = two 3×3 rotations, (8, 3) and (2, 4) small vectors,
+    the distance gradient (12), the forces ``[γ; β]`` (``1 + max_m``) and the directions
+    (``1 + max_m``, 3). Nothing in them outlives a call."""
+    k = 1 + int(max_m)
+    return (np.zeros((3, 3)), np.zeros((3, 3)), np.zeros((8, 3)), np.zeros((2, 4)),
+            np.zeros(12), np.zeros(k), np.zeros((k, 3)))
 
 
 @njit(cache=True)
@@ -44,10 +60,9 @@ def _box_geometry(p, half, c, d):
 
 
 @njit(cache=True)
-def _box_normal_local(p, half, nl):
-    """Outward unit normal (box frame) of the nearest box feature to ``p``."""
-    c = np.empty(3)
-    d = np.empty(3)
+def _box_normal_local(p, half, nl, c, d):
+    """Outward unit normal (box frame) of the nearest box feature to ``p``; ``c, d`` (3) are
+    scratch."""
     dist, axis = _box_geometry(p, half, c, d)
     if axis < 0:
         for i in range(3):
@@ -62,17 +77,16 @@ def _box_normal_local(p, half, nl):
 def velocity_maps(x, q, m, body, other, kind, point, radius, radius_b, half, P):
     """``P`` (n, 1 + m, 12) at ``z₁``: the contact point's relative velocity map ``[P_a, P_b]``
     along the normal and the ``m`` tangent directions (see :meth:`ContactGroup.velocity_map`)."""
+    _velocity_maps_into(x, q, m, body, other, kind, point, radius, radius_b, half, P,
+                        contact_work(m))
+
+
+@njit(cache=True)
+def _velocity_maps_into(x, q, m, body, other, kind, point, radius, radius_b, half, P, work):
+    """:func:`velocity_maps` with the scratch ``work`` of :func:`contact_work`."""
     n = body.shape[0]
-    Q = np.empty((3, 3))
-    Qb = np.empty((3, 3))
-    nrm = np.empty(3)
-    t1 = np.empty(3)
-    t2 = np.empty(3)
-    pa = np.empty(3)
-    pb = np.empty(3)
-    dirs = np.empty((1 + m, 3))
-    tmp = np.empty(3)
-    nl = np.empty(3)
+    Q, Qb, v3, _, _, _, dirs = work
+    nrm, t1, t2, pa, pb, tmp, nl = v3[0], v3[1], v3[2], v3[3], v3[4], v3[5], v3[6]
     for c in range(n):
         a, b, k = body[c], other[c], kind[c]
         _rot(q[a], Q)
@@ -97,7 +111,7 @@ def velocity_maps(x, q, m, body, other, kind, point, radius, radius_b, half, P):
                 tmp[i] = 0.0
                 for j in range(3):
                     tmp[i] += Qb[j, i] * (x[a, j] - x[b, j])       # box frame centre
-            _box_normal_local(tmp, half[c], nl)
+            _box_normal_local(tmp, half[c], nl, t1, t2)
             for i in range(3):
                 nrm[i] = Qb[i, 0] * nl[0] + Qb[i, 1] * nl[1] + Qb[i, 2] * nl[2]
             for i in range(3):
@@ -144,10 +158,11 @@ def velocity_maps(x, q, m, body, other, kind, point, radius, radius_b, half, P):
                     P[c, j, 6 + i] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b, half, grad,
-                   want_grad):
-    """``φ(z₂(ż₁))`` of contact ``c`` and, if ``want_grad``, ``∂φ/∂[ż_a; ż_b]`` in ``grad``."""
+                   want_grad, work):
+    """``φ(z₂(ż₁))`` of contact ``c`` and, if ``want_grad``, ``∂φ/∂[ż_a; ż_b]`` in ``grad``;
+    ``work``: :func:`contact_work` (its ``Q``, ``v3`` and ``v4``)."""
     a, b, k = body[c], other[c], kind[c]
     oa = 6 * a
     if want_grad:
@@ -156,8 +171,9 @@ def _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
         if want_grad:
             grad[2] = dt
         return x1[a, 2] + dt * s[oa + 2] - radius[c]
+    Q, v3, v4 = work[0], work[2], work[3]
+    q2, g = v4[0], v4[1]
     if k == 0:
-        q2 = np.empty(4)
         ws = _next_quaternion(q1[a], s[oa + 3:oa + 6], dt, q2)
         p = point[c]
         qs, vx, vy, vz = q2[0], q2[1], q2[2], q2[3]
@@ -168,7 +184,6 @@ def _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
         if want_grad:
             grad[2] = dt
             # ∂(Q(q) p)_z/∂q at q₂, times ∂q₂/∂ω₁ = (Δt/2) L(q₁) [-ωᵀ/ω̄ₛ; I] (eq. 17)
-            g = np.empty(4)
             g[0] = 2.0 * qs * p[2] + 2.0 * crz
             g[1] = -2.0 * vx * p[2] + 2.0 * vz * p[0] + 2.0 * qs * p[1]
             g[2] = -2.0 * vy * p[2] + 2.0 * vz * p[1] - 2.0 * qs * p[0]
@@ -186,7 +201,7 @@ def _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
             grad[5] = h * (gl3 - gl0 * w[2] / ws)
         return phi
     ob = 6 * b
-    d = np.empty(3)
+    d, p, nl, cr = v3[0], v3[1], v3[2], v3[3]
     for i in range(3):
         d[i] = x1[a, i] + dt * s[oa + i] - x1[b, i] - dt * s[ob + i]
     if k == 2:
@@ -197,15 +212,11 @@ def _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
                 grad[6 + i] = -dt * d[i] / dist
         return dist - radius[c] - radius_b[c]
     # sphere vs box: p = Q(q_b2)ᵀ d in the box frame
-    q2 = np.empty(4)
     ws = _next_quaternion(q1[b], s[ob + 3:ob + 6], dt, q2)
-    Q = np.empty((3, 3))
     _rot(q2, Q)
-    p = np.empty(3)
     for i in range(3):
         p[i] = Q[0, i] * d[0] + Q[1, i] * d[1] + Q[2, i] * d[2]
-    nl = np.empty(3)
-    dist = _box_normal_local(p, half[c], nl)
+    dist = _box_normal_local(p, half[c], nl, v3[4], v3[5])
     if want_grad:
         # ∂φ/∂p = nl; ∂p/∂x_a = Qᵀ, ∂p/∂x_b = -Qᵀ; ∂p/∂q₂ = ∂(Q(q)ᵀ d)/∂q
         for i in range(3):
@@ -213,16 +224,15 @@ def _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
             grad[i] = dt * gi
             grad[6 + i] = -dt * gi
         # Q(q)ᵀ d = Q(q^C) d; (nlᵀ Qᵀ d) is bilinear in q: gradient by the polynomial form
-        # f(q) = (s² - v·v)(nl·d) + 2 (v·nl)(v·d) - 2 s nl·(v × d)
+        # f(q) = (s² - v·v)(nl·d) + 2 (v·nl)(v·d) - 2 s nl·(v × d), with cr = d × nl
+        # (so nl·(v × d) = v·(d × nl))
         qs, v = q2[0], q2[1:]
         nd = nl[0] * d[0] + nl[1] * d[1] + nl[2] * d[2]
         vn = v[0] * nl[0] + v[1] * nl[1] + v[2] * nl[2]
         vd = v[0] * d[0] + v[1] * d[1] + v[2] * d[2]
-        cr = np.empty(3)                        # d × nl  (so nl·(v × d) = v·(d × nl))
         cr[0] = d[1] * nl[2] - d[2] * nl[1]
         cr[1] = d[2] * nl[0] - d[0] * nl[2]
         cr[2] = d[0] * nl[1] - d[1] * nl[0]
-        g = np.empty(4)
         g[0] = 2.0 * qs * nd - 2.0 * (v[0] * cr[0] + v[1] * cr[1] + v[2] * cr[2])
         for i in range(3):
             g[1 + i] = -2.0 * v[i] * nd + 2.0 * nl[i] * vd + 2.0 * vn * d[i] - 2.0 * qs * cr[i]
@@ -242,10 +252,10 @@ def _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
 @njit(cache=True)
 def distances_next(s, x1, q1, dt, body, other, kind, point, radius, radius_b, half, out):
     """``φ(z₂)`` of every contact of the group for the unknowns ``s``."""
-    grad = np.empty(12)
+    work = contact_work(0)
     for c in range(body.shape[0]):
         out[c] = _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
-                                half, grad, False)
+                                half, work[4], False, work)
 
 
 @njit(cache=True)
@@ -253,13 +263,20 @@ def contact_residual(s, x1, q1, dt, barrier, m, body, other, kind, point, radius
                      half, friction, r0, P, out):
     """Contact rows (eq. 25-28 with slacks, App. D) and ``-S Pᵀ [γ; β]`` added to the body rows
     of ``out``, in place."""
-    grad = np.empty(12)
-    f = np.empty(1 + m)
+    _contact_residual_into(s, x1, q1, dt, barrier, m, body, other, kind, point, radius,
+                           radius_b, half, friction, r0, P, out, contact_work(m))
+
+
+@njit(cache=True, inline="always")
+def _contact_residual_into(s, x1, q1, dt, barrier, m, body, other, kind, point, radius,
+                           radius_b, half, friction, r0, P, out, work):
+    """:func:`contact_residual` with the scratch ``work`` of :func:`contact_work`."""
+    grad, f = work[4], work[5]
     for c in range(body.shape[0]):
         a, b = body[c], other[c]
         r = r0[c]
         phi = _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
-                             half, grad, False)
+                             half, grad, False, work)
         g, sp = s[r], s[r + 1]
         out[r] = sp - phi
         out[r + 1] = g * sp - barrier
@@ -300,42 +317,64 @@ def contact_jacobian(s, x1, q1, dt, m, body, other, kind, point, radius, radius_
     """Contact blocks of ``F`` written into the BlockMatrix buffer ``data``: the contact's
     diagonal block (``k×k``), body-contact ``-S Pᵀ`` (``6×k``) and contact-body
     ``∂(rows)/∂ż`` (``k×6``) per body, all row-major at the given pointers."""
+    _contact_jacobian_into(s, x1, q1, dt, m, body, other, kind, point, radius, radius_b, half,
+                           friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b, data, True,
+                           contact_work(m))
+
+
+@njit(cache=True, inline="always")
+def _contact_jacobian_into(s, x1, q1, dt, m, body, other, kind, point, radius, radius_b, half,
+                           friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b, data, constant,
+                           work):
+    """:func:`contact_jacobian` with the scratch ``work`` of :func:`contact_work`. With
+    ``constant`` false only the entries that depend on ``s`` are written (the complementarity
+    entries of the diagonal block and the distance gradient row ``∂φ/∂ż``): the rest (the
+    diagonal block's constants and zeros, ``-S Pᵀ`` and the ``P`` rows, fixed during a step as
+    ``P`` is) are taken to be in ``data`` already, from a call with ``constant`` in the same
+    step."""
     k = 2 if m == 0 else 4 + 2 * m
-    grad = np.empty(12)
+    grad = work[4]
     for c in range(body.shape[0]):
         b = other[c]
         r = r0[c]
         _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b, half,
-                       grad, True)
+                       grad, True, work)
         D = diag_ptr[c]
-        for i in range(k * k):
-            data[D + i] = 0.0
+        if constant:
+            for i in range(k * k):
+                data[D + i] = 0.0
+            data[D + 1] = 1.0
+            if m:
+                for j in range(m):
+                    rowf = D + (2 + j) * k
+                    data[rowf + 2 + m + j] = -1.0
+                    data[rowf + 2 + 2 * m] = 1.0
+                rs = D + (3 + 2 * m) * k
+                data[rs + 3 + 2 * m] = 1.0
+                data[rs] = -friction[c]
+                for j in range(m):
+                    data[rs + 2 + j] = 1.0
         g, sp = s[r], s[r + 1]
-        data[D + 1] = 1.0
         data[D + k] = sp
         data[D + k + 1] = g
         if m:
             for j in range(m):
-                rowf = D + (2 + j) * k
-                data[rowf + 2 + m + j] = -1.0
-                data[rowf + 2 + 2 * m] = 1.0
                 rowc = D + (2 + m + j) * k
                 data[rowc + 2 + j] = s[r + 2 + m + j]
                 data[rowc + 2 + m + j] = s[r + 2 + j]
             rp = D + (2 + 2 * m) * k
             data[rp + 2 + 2 * m] = s[r + 3 + 2 * m]
             data[rp + 3 + 2 * m] = s[r + 2 + 2 * m]
-            rs = D + (3 + 2 * m) * k
-            data[rs + 3 + 2 * m] = 1.0
-            data[rs] = -friction[c]
-            for j in range(m):
-                data[rs + 2 + j] = 1.0
         for end in range(2):
             if end == 1 and b < 0:
                 break
             off = 6 * end
             pb = bc_a[c] if end == 0 else bc_b[c]
             pc = cb_a[c] if end == 0 else cb_b[c]
+            if not constant:
+                for i in range(6):
+                    data[pc + i] = -grad[off + i]
+                continue
             for i in range(6):
                 for j in range(k):
                     v = 0.0
@@ -371,6 +410,33 @@ def refinement_residual(rows, cols, data, x, rhs, out):
         out[i] = -rhs[i]
     for k in range(data.shape[0]):
         out[rows[k]] += data[k] * x[cols[k]]
+    big = 0.0
+    for i in range(out.shape[0]):
+        a = abs(out[i])
+        if not a <= big:            # NaN propagates
+            big = a
+    return big
+
+
+@njit(cache=True)
+def block_refinement_residual(blocks, data, x, rhs, out):
+    """:func:`refinement_residual` by blocks: ``blocks = (row0, col0, nrows, ncols)`` of the
+    BlockMatrix's blocks in the order of ``data`` (each row-major, one after another, as
+    :meth:`graphsolve.BlockMatrix.entry_coordinates` lays them out). The products are added
+    to each row in the same order as there (the same floating-point result) without reading
+    two coordinates per entry."""
+    row0, col0, nrows, ncols = blocks
+    for i in range(out.shape[0]):
+        out[i] = -rhs[i]
+    k = 0
+    for b in range(row0.shape[0]):
+        r0, c0, nc = row0[b], col0[b], ncols[b]
+        for r in range(nrows[b]):
+            acc = out[r0 + r]
+            for c in range(nc):
+                acc += data[k + c] * x[c0 + c]
+            out[r0 + r] = acc
+            k += nc
     big = 0.0
     for i in range(out.shape[0]):
         a = abs(out[i])

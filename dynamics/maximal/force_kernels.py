@@ -36,7 +36,7 @@ from .newton_kernels import (
 )
 
 __all__ = ["rate_map_kernel", "coordinates_kernel", "applied_forces_kernel",
-           "forced_step_kernel"]
+           "forced_step_kernel", "force_work"]
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -176,6 +176,14 @@ def coordinates_kernel(x, q, parent, child, p_a, p_b, q_off, free, tdof, rdof, r
                            rot_axis[k], out[k], W, Q)
 
 
+def force_work(n_joints: int) -> tuple:
+    """Scratch of :func:`_applied_forces_into` (made once by :class:`.StepSystem`): ``(M, W, Q,
+    c, u, w12)`` = one joint's 6×12 rate map, (6, 3, 3) frames, (3, 4) quaternions, its
+    coordinates and inputs (6 each) and every joint's 12-vector wrench (n_joints, 12)."""
+    return (np.zeros((6, 12)), np.zeros((6, 3, 3)), np.zeros((3, 4)), np.zeros(6), np.zeros(6),
+            np.zeros((n_joints, 12)))
+
+
 #: rows of the body wrench that the residual scales by 2 (torques, eq. 20)
 _SCALE = (1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0)
 
@@ -201,14 +209,26 @@ def applied_forces_kernel(x1, q1, gravity_wrench, joint_forces, has_forces, pare
     nonzero force (the others are not evaluated). Sums follow the order of the reference.
     """
     nj = parent.shape[0]
-    has_damping = damping.shape[0] > 0
-    M = np.empty((6, 12))
-    W = np.empty((6, 3, 3))
-    Q = np.empty((3, 4))
-    c = np.empty(6)
-    u = np.empty(6)
-    w12 = np.empty((nj, 12))
     world_x, world_q = _world()
+    _applied_forces_into(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child, p_a,
+                         p_b, q_off, free, dof, tdof, rdof, rot_axis, spring, spring_offset,
+                         damper, pairs, coupling_dst, rate, external, damping, diag_const,
+                         coupling, data, (np.empty((6, 12)), np.empty((6, 3, 3)),
+                                          np.empty((3, 4)), np.empty(6), np.empty(6),
+                                          np.empty((nj, 12))), world_x, world_q)
+
+
+@njit(cache=True, error_model="numpy")
+def _applied_forces_into(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child, p_a,
+                         p_b, q_off, free, dof, tdof, rdof, rot_axis, spring, spring_offset,
+                         damper, pairs, coupling_dst, rate, external, damping, diag_const,
+                         coupling, data, work, world_x, world_q):
+    """:func:`applied_forces_kernel` with the scratch ``work`` of :func:`force_work` and the
+    world's pose ``world_x = 0``, ``world_q = (1, 0, 0, 0)`` (those of
+    :func:`.newton_kernels.newton_work`)."""
+    nj = parent.shape[0]
+    has_damping = damping.shape[0] > 0
+    M, W, Q, c, u, w12 = work
     for k in range(nj):
         d = dof[k]
         forced = False

@@ -31,7 +31,7 @@ from numba import njit
 from graphsolve.lowlevel import STATUS_NONFINITE, refactor_solve, solve_factored
 
 from . import contact_kernels as ck
-from .force_kernels import applied_forces_kernel
+from .force_kernels import _applied_forces_into
 from .newton_kernels import (
     _CONVERGED,
     _ITERATION_CAP,
@@ -57,9 +57,10 @@ WARM_FLOOR = 1e-3
 
 @njit(cache=True, error_model="numpy")
 def _ip_residual(s, barrier, x1, q1, v0, w0, dt, mass, inertia, external, damping, G, joints,
-                 groups, newton, f):
+                 groups, newton, cwork, f):
     """``f(s)`` into ``f`` with every complementarity row ``= barrier`` (``StepSystem.residual``
-    with ``StepSystem.barrier``); ``newton``: :func:`.newton_kernels.newton_work`."""
+    with ``StepSystem.barrier``); ``newton``: :func:`.newton_kernels.newton_work`, ``cwork``:
+    :func:`.contact_kernels.contact_work`."""
     parent, child, p_a, p_b, q_off, select, nc, jrow = joints[:8]
     _residual(s, x1, q1, v0, w0, mass, inertia, dt, False, external, damping,
               damping.shape[0] > 0, G, parent, child, p_a, p_b, q_off, select, nc, jrow,
@@ -67,35 +68,40 @@ def _ip_residual(s, barrier, x1, q1, v0, w0, dt, mass, inertia, external, dampin
     for g in groups:
         (m, body, other, kind, point, radius, radius_b, half, friction, r0, P, diag_ptr,
          bc_a, cb_a, bc_b, cb_b) = g
-        ck.contact_residual(s, x1, q1, dt, barrier, m, body, other, kind, point, radius,
-                            radius_b, half, friction, r0, P, f)
+        ck._contact_residual_into(s, x1, q1, dt, barrier, m, body, other, kind, point, radius,
+                                  radius_b, half, friction, r0, P, f, cwork)
 
 
 @njit(cache=True, error_model="numpy")
 def _ip_jacobian(s, data, x1, q1, dt, mass, inertia, diag_const, G, joints, groups, newton,
-                 constant):
-    """``F(s)`` into the BlockMatrix buffer ``data`` (``StepSystem.jacobian``; the constant
-    blocks ``-Gᵀ`` only with ``constant``, :func:`.newton_kernels._jacobian`)."""
+                 cwork, constant):
+    """``F(s)`` into the BlockMatrix buffer ``data`` (``StepSystem.jacobian``); the blocks fixed
+    during a step (``-Gᵀ``, :func:`.newton_kernels._jacobian`, and the contacts' ``P`` and
+    constant entries, :func:`.contact_kernels._contact_jacobian_into`) only with
+    ``constant``."""
     parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb = joints[:10]
     _jacobian(s, data, x1, q1, mass, inertia, dt, False, diag_const, G, parent, child, p_a,
               p_b, q_off, select, nc, ptr_bj, ptr_jb, newton, constant)
     for g in groups:
         (m, body, other, kind, point, radius, radius_b, half, friction, r0, P, diag_ptr,
          bc_a, cb_a, bc_b, cb_b) = g
-        ck.contact_jacobian(s, x1, q1, dt, m, body, other, kind, point, radius, radius_b, half,
-                            friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b, data)
+        ck._contact_jacobian_into(s, x1, q1, dt, m, body, other, kind, point, radius, radius_b,
+                                  half, friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b, data,
+                                  constant, cwork)
 
 
 @njit(cache=True, error_model="numpy")
-def _resolve(handle, rows, cols, data, rhs, x, refine, atol, r, rt, xt, tmp):
+def _resolve(handle, blocks, data, rhs, x, refine, atol, r, rt, xt, tmp):
     """``x = F⁻¹ rhs`` with the current factor (``StepSystem.resolve``): with ``refine``, up to
     three rounds of iterative refinement while the max-norm of ``F x - rhs`` halves (the best
-    iterate kept), none when it is already ``<= atol``. ``r, rt, xt, tmp`` are scratch."""
+    iterate kept), none when it is already ``<= atol``. ``blocks``: the block layout of
+    ``data`` (:func:`.contact_kernels.block_refinement_residual`); ``r, rt, xt, tmp`` are
+    scratch."""
     x[:] = rhs
     solve_factored(handle, x)
     if not refine:
         return
-    rn = ck.refinement_residual(rows, cols, data, x, rhs, r)
+    rn = ck.block_refinement_residual(blocks, data, x, rhs, r)
     if rn <= atol:
         return
     for _ in range(3):
@@ -103,7 +109,7 @@ def _resolve(handle, rows, cols, data, rhs, x, refine, atol, r, rt, xt, tmp):
         solve_factored(handle, tmp)
         for i in range(x.shape[0]):
             xt[i] = x[i] - tmp[i]
-        rtn = ck.refinement_residual(rows, cols, data, xt, rhs, rt)
+        rtn = ck.block_refinement_residual(blocks, data, xt, rhs, rt)
         if not rtn < 0.5 * rn:
             if rtn < rn:
                 x[:] = xt
@@ -114,23 +120,25 @@ def _resolve(handle, rows, cols, data, rhs, x, refine, atol, r, rt, xt, tmp):
 
 
 @njit(cache=True, error_model="numpy")
-def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data, rows, cols,
+def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data, blocks,
                     x1, q1, v0, w0, dt, mass, inertia, external, damping, diag_const, G, joints,
                     groups, pairs, work, newton):
     """The interior-point loop of :meth:`.Simulation._interior_point` on ``s`` in place.
 
     ``pairs = (row, ia, ib, positive)``: the complementarity rows, the indices of their two
     variables and all positive variables. ``work = (d_aff, centre, corrector, ds, r, rt, xt,
-    tmp)`` (``N`` each); ``newton``: :func:`.newton_kernels.newton_work` (its residual buffers
-    and trial too). Returns ``(code, iterations, position, target)`` (``target`` the centring
-    target of a failed line search).
+    tmp, cwork, fwork)`` (``N`` each, then :func:`.contact_kernels.contact_work` and
+    :func:`.force_kernels.force_work`); ``newton``: :func:`.newton_kernels.newton_work` (its
+    residual buffers and trial too). ``blocks``: the block layout of ``data``
+    (:func:`.contact_kernels.block_refinement_residual`). Returns ``(code, iterations,
+    position, target)`` (``target`` the centring target of a failed line search).
     """
     row, ia, ib, positive = pairs
-    d_aff, centre, corrector, ds, r, rt, xt, tmp = work
+    d_aff, centre, corrector, ds, r, rt, xt, tmp, cwork = work[:9]
     f, ft, trial = newton[0], newton[1], newton[2]
     target_min = 0.01 * tol
     _ip_residual(s, 0.0, x1, q1, v0, w0, dt, mass, inertia, external, damping, G, joints,
-                 groups, newton, f)
+                 groups, newton, cwork, f)
     norm = _max_abs(f)
     history[0] = norm
     iters = 0
@@ -140,7 +148,7 @@ def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data
         mu = ck.mean_product(s, s, 0.0, ia, ib)
         # predictor (affine scaling) direction, without iterative refinement
         _ip_jacobian(s, data, x1, q1, dt, mass, inertia, diag_const, G, joints, groups, newton,
-                     iters == 0)
+                     cwork, iters == 0)
         for i in range(f.shape[0]):
             d_aff[i] = -f[i]
         status = refactor_solve(handle, data, d_aff)
@@ -156,13 +164,13 @@ def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data
         found = False
         for attempt in range(2):          # Mehrotra's corrector, then the centring step
             rhs = corrector if attempt == 0 else centre
-            _resolve(handle, rows, cols, data, rhs, ds, refine, refine_atol, r, rt, xt, tmp)
+            _resolve(handle, blocks, data, rhs, ds, refine, refine_atol, r, rt, xt, tmp)
             alpha = ck.step_to_boundary(s, ds, positive, tau)
             for _ in range(8 if attempt == 0 else 40):
                 for i in range(s.shape[0]):
                     trial[i] = s[i] + alpha * ds[i]
                 _ip_residual(trial, target, x1, q1, v0, w0, dt, mass, inertia, external,
-                             damping, G, joints, groups, newton, ft)
+                             damping, G, joints, groups, newton, cwork, ft)
                 if np.sqrt(np.dot(ft, ft)) < merit:     # NaN compares False: halve
                     found = True
                     break
@@ -185,34 +193,40 @@ def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data
 def _distance_now(x, q, c, body, other, kind, point, radius, radius_b, half):
     """Signed distance ``φ(z)`` of contact ``c`` at the configuration ``(x, q)``
     (:meth:`.ContactGroup.distance`)."""
+    return _distance_now_into(x, q, c, body, other, kind, point, radius, radius_b, half,
+                              ck.contact_work(0))
+
+
+@njit(cache=True, error_model="numpy")
+def _distance_now_into(x, q, c, body, other, kind, point, radius, radius_b, half, cwork):
+    """:func:`_distance_now` with the scratch ``cwork`` of
+    :func:`.contact_kernels.contact_work`."""
     a, k = body[c], kind[c]
     if k == 1:
         return x[a, 2] - radius[c]
-    Q = np.empty((3, 3))
+    Q, v3 = cwork[0], cwork[2]
     if k == 0:
         _rot(q[a], Q)
         return x[a, 2] + (Q[2, 0] * point[c, 0] + Q[2, 1] * point[c, 1]
                           + Q[2, 2] * point[c, 2])
     b = other[c]
-    d = np.empty(3)
+    d, p, cl, dd = v3[0], v3[1], v3[2], v3[3]
     for i in range(3):
         d[i] = x[a, i] - x[b, i]
     if k == 2:
         return np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) - radius[c] - radius_b[c]
     _rot(q[b], Q)
-    p = np.empty(3)
     for i in range(3):
         p[i] = Q[0, i] * d[0] + Q[1, i] * d[1] + Q[2, i] * d[2]
-    cl = np.empty(3)
-    dd = np.empty(3)
     dist, _ = ck._box_geometry(p, half[c], cl, dd)
     return dist - radius[c]
 
 
 @njit(cache=True, error_model="numpy")
-def _contact_start(s, u, warm, x1, q1, groups):
+def _contact_start(s, u, warm, x1, q1, groups, cwork):
     """The contact rows of the starting point: the last step's variables ``u`` floored at
-    :data:`WARM_FLOOR` (``warm``), else :meth:`.ContactGroup.initial_variables` at ``z₁``."""
+    :data:`WARM_FLOOR` (``warm``), else :meth:`.ContactGroup.initial_variables` at ``z₁``
+    (``cwork``: :func:`.contact_kernels.contact_work`)."""
     for g in groups:
         m, body, other, kind, point, radius, radius_b, half, friction, r0 = g[:10]
         size = 2 if m == 0 else 4 + 2 * m
@@ -224,7 +238,8 @@ def _contact_start(s, u, warm, x1, q1, groups):
                 continue
             for i in range(size):
                 s[r + i] = 1.0
-            phi = _distance_now(x1, q1, c, body, other, kind, point, radius, radius_b, half)
+            phi = _distance_now_into(x1, q1, c, body, other, kind, point, radius, radius_b, half,
+                                     cwork)
             s[r + 1] = max(phi, 1.0)
             if m:
                 s[r + 3 + 2 * m] = max(friction[c], 1.0)
@@ -232,7 +247,7 @@ def _contact_start(s, u, warm, x1, q1, groups):
 
 @njit(cache=True, error_model="numpy")
 def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u, warm_start,
-                        s, tol, max_iter, refine, refine_atol, history, handle, data, rows, cols,
+                        s, tol, max_iter, refine, refine_atol, history, handle, data, blocks,
                         mass, inertia, dt, gravity_wrench, joint_forces, has_forces, joints,
                         groups, pairs, forces_work, work, newton, s_start):
     """One whole integrator step with contacts (:meth:`.Simulation.step` with contacts).
@@ -248,45 +263,48 @@ def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, 
     ``joints`` = ``(parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, free,
     dof, tdof, rdof, rot_axis, spring, spring_offset, damper, damped_pairs, coupling_dst)``;
     ``forces_work`` = ``(G, rate, external, damping, diag_const, coupling)``
-    (:func:`.force_kernels.forced_step_kernel`); ``work`` and ``newton``: the scratch of
-    :func:`_interior_point`; ``s_start`` (N,) scratch. Returns ``(code, iterations, position,
-    target)``: a :class:`.newton_kernels.NewtonStatus` code, the iterations of the last
-    attempt (``history[:iterations + 1]`` its residual max-norms), the singular pivot's
-    position or the body over the rate limit, the target of a failed line search.
+    (:func:`.force_kernels.forced_step_kernel`); ``blocks``, ``work`` and ``newton``: as
+    :func:`_interior_point`; ``s_start`` (N,) scratch: the step allocates nothing. Returns
+    ``(code, iterations, position, target)``: a :class:`.newton_kernels.NewtonStatus` code,
+    the iterations of the last attempt (``history[:iterations + 1]`` its residual max-norms),
+    the singular pivot's position or the body over the rate limit, the target of a failed line
+    search.
     """
     (parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, free, dof, tdof, rdof,
      rot_axis, spring, spring_offset, damper, damped_pairs, coupling_dst) = joints
     G, rate, external, damping, diag_const, coupling = forces_work
+    cwork, fwork = work[8], work[9]
     x1, q1, body = start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt,
                               parent, child, p_a, p_b, q_off, select, nc, jrow, G, newton)
     if body >= 0:
         return _RATE_LIMIT, 0, body, 0.0
-    applied_forces_kernel(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child, p_a,
-                          p_b, q_off, free, dof, tdof, rdof, rot_axis, spring, spring_offset,
-                          damper, damped_pairs, coupling_dst, rate, external, damping,
-                          diag_const, coupling, data)
+    _applied_forces_into(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child, p_a,
+                         p_b, q_off, free, dof, tdof, rdof, rot_axis, spring, spring_offset,
+                         damper, damped_pairs, coupling_dst, rate, external, damping,
+                         diag_const, coupling, data, fwork, newton[9], newton[10])
     warm = False
     for g in groups:
         (m, cbody, other, kind, point, radius, radius_b, half, friction, r0, P, diag_ptr,
          bc_a, cb_a, bc_b, cb_b) = g
-        ck.velocity_maps(x1, q1, m, cbody, other, kind, point, radius, radius_b, half, P)
+        ck._velocity_maps_into(x1, q1, m, cbody, other, kind, point, radius, radius_b, half, P,
+                               cwork)
         size = 2 if m == 0 else 4 + 2 * m
         for c in range(cbody.shape[0]):
             for i in range(size):
                 if u[r0[c] + i] != 0.0:
                     warm = warm_start
     s_start[:] = s
-    _contact_start(s, u, warm, x1, q1, groups)
+    _contact_start(s, u, warm, x1, q1, groups, cwork)
     code, it, pos, target = _interior_point(
-        s, tol, max_iter, refine, refine_atol, history, handle, data, rows, cols, x1, q1, v, w,
+        s, tol, max_iter, refine, refine_atol, history, handle, data, blocks, x1, q1, v, w,
         dt, mass, inertia, external, damping, diag_const, G, joints, groups, pairs, work, newton)
     if warm and (code == _ITERATION_CAP or code == _LINE_SEARCH_FAILED):
         # a warm start can sit next to a degenerate complementarity pair and jam the
         # interior-point method: retry the step once from the cold start
         s[:] = s_start
-        _contact_start(s, u, False, x1, q1, groups)
+        _contact_start(s, u, False, x1, q1, groups, cwork)
         code, it, pos, target = _interior_point(
-            s, tol, max_iter, refine, refine_atol, history, handle, data, rows, cols, x1, q1,
+            s, tol, max_iter, refine, refine_atol, history, handle, data, blocks, x1, q1,
             v, w, dt, mass, inertia, external, damping, diag_const, G, joints, groups, pairs,
             work, newton)
     if code != _CONVERGED:

@@ -106,7 +106,7 @@ def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam,
 @njit(cache=True, error_model="numpy")
 def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam, prev_v,
                        prev_w, prev_lam, u, warm_start, s, tol, max_iter, refine, refine_atol,
-                       history, handle, data, rows, cols, mass, inertia, gravity_wrench,
+                       history, handle, data, blocks, mass, inertia, gravity_wrench,
                        joint_forces, has_forces, joints, groups, pairs, forces_work, work,
                        newton, s_start, xs, qs, vs, ws, its, record_history, hflat,
                        record_contacts, crow, us):
@@ -127,7 +127,7 @@ def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, la
         ex = extrapolate and (started or k > first)
         code, it, pos, target = contact_step_kernel(
             x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, u, warm_start, s, tol, max_iter,
-            refine, refine_atol, history, handle, data, rows, cols, mass, inertia, dt,
+            refine, refine_atol, history, handle, data, blocks, mass, inertia, dt,
             gravity_wrench, joint_forces, has_forces, joints, groups, pairs, forces_work, work,
             newton, s_start)
         if code != _CONVERGED:

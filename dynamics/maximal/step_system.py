@@ -44,13 +44,13 @@ import networkx as nx
 import numpy as np
 
 import graphsolve as gs
-from graphsolve.lowlevel import PIVOT_RTOL, STATUS_NONFINITE, STATUS_OK, allocate
+from graphsolve.lowlevel import PIVOT_RTOL, STATUS_NONFINITE, STATUS_OK, allocate, block_coordinates
 
 from .. import quaternion as quat
 from . import contact_kernels as ck
 from . import joints as jt
 from .contacts import contact_groups
-from .force_kernels import forced_step_kernel
+from .force_kernels import force_work, forced_step_kernel
 from .interior_point_kernels import contact_step_kernel
 from .mechanism import MaximalModel
 from .newton_kernels import (
@@ -109,9 +109,10 @@ class _ContactWork:
     joints: tuple                       # the joint arrays of the kernel
     pairs: tuple                        # (row, ia, ib, positive) complementarity indices
     forces: tuple                       # (G, rate, external, damping, diag_const, coupling)
-    scratch: tuple                      # the interior-point loop's work vectors
+    scratch: tuple                      # the interior-point loop's work vectors, then the
+    #                                     contact and applied-force kernels' scratch
     s_start: np.ndarray                 # (N,) the start before the contact rows
-    coo: tuple                          # (rows, cols) of every BlockMatrix entry
+    blocks: tuple                       # (row0, col0, nrows, ncols) of the BlockMatrix's blocks
     spans: tuple                        # per group, its (first row, n, size) in s
 
 
@@ -826,7 +827,9 @@ class StepSystem:
                 dtype=np.int64) for k in range(3))
             positive = np.concatenate([g.rows.ravel() for g in self.contacts]).astype(np.int64)
             N = self.N
-            scratch = tuple(np.empty(N) for _ in range(8))
+            max_m = max(int(grp.m) for grp in self.contacts)
+            scratch = (*(np.empty(N) for _ in range(8)), ck.contact_work(max_m),
+                       force_work(len(js)))
             joints = (js.parent, js.child, js.p_a, js.p_b, js.q_off, js.select, js.n_constraints,
                       self._jrow, self._ptr_bj, self._ptr_jb, js.free, js.dof,
                       js.translational_dof, js.rotational_dof, js.rot_axis, js.spring,
@@ -835,9 +838,27 @@ class StepSystem:
                 factorization=F, handle=handle, u=np.zeros(N), groups=tuple(groups),
                 joints=joints, pairs=(*pairs, positive),
                 forces=(wk.G, wk.rate, wk.external, wk.damping, wk.diag_const, wk.coupling),
-                scratch=scratch, s_start=np.empty(N), coo=self._coordinates(),
+                scratch=scratch, s_start=np.empty(N), blocks=self._block_layout(),
                 spans=tuple(spans))
         return self._contact_wk
+
+    def _block_layout(self) -> tuple:
+        """``(row0, col0, nrows, ncols)`` of the BlockMatrix's blocks in the order of its
+        buffer (the diagonal blocks, then the directed edges' blocks; each row-major), for
+        :func:`.contact_kernels.block_refinement_residual`; checked against
+        :meth:`_coordinates`."""
+        A = self.matrix
+        n = len(A.block_sizes)
+        brow = np.concatenate([np.arange(n), A.edges[:, 0]]).astype(np.int64)
+        bcol = np.concatenate([np.arange(n), A.edges[:, 1]]).astype(np.int64)
+        size, off = A.block_sizes, A.offsets
+        layout = tuple(np.ascontiguousarray(a, dtype=np.int64)
+                       for a in (off[brow], off[bcol], size[brow], size[bcol]))
+        rows, cols = self._coordinates()
+        got = block_coordinates(*layout)
+        if not (np.array_equal(got[0], rows) and np.array_equal(got[1], cols)):
+            raise AssertionError("the BlockMatrix buffer is not laid out block after block")
+        return layout
 
     def contact_step(self, x, q, v, w, lam, tol: float, max_iter: int, *, warm_start: bool,
                      refine: bool, refine_atol: float, previous, extrapolate: bool,
@@ -867,11 +888,10 @@ class StepSystem:
         forces = (np.ascontiguousarray(np.broadcast_to(
             np.asarray(joint_forces, dtype=float), (len(js), 6))) if has_forces
                   else wk.no_forces)
-        rows, cols = cw.coo
         code, it, pos, target = contact_step_kernel(
             x, q, v, w, lam, *previous, bool(extrapolate), cw.u, bool(warm_start), s, float(tol),
             int(max_iter), bool(refine), float(refine_atol), history, cw.handle,
-            self.matrix.data, rows, cols, m.mass, m.inertia, self.dt, wk.gravity, forces,
+            self.matrix.data, cw.blocks, m.mass, m.inertia, self.dt, wk.gravity, forces,
             has_forces, cw.joints, cw.groups, cw.pairs, cw.forces, cw.scratch, self._scratch(),
             cw.s_start)
         cw.factorization.mark_valid(_factor_status(code, pos))
@@ -948,11 +968,10 @@ class StepSystem:
         record_contacts = contacts_out is not None
         if not record_contacts:
             contact_rows, contacts_out = np.zeros(0, dtype=np.int64), np.zeros((0, 0))
-        rows, cols = cw.coo
         code, it, pos, target, done, t, used = contact_run_kernel(
             int(first), int(count), float(t), self.dt, bool(extrapolate), bool(started), x, q, v,
             w, lam, *previous, cw.u, bool(warm_start), wk.s, float(tol), int(max_iter),
-            bool(refine), float(refine_atol), history, cw.handle, self.matrix.data, rows, cols,
+            bool(refine), float(refine_atol), history, cw.handle, self.matrix.data, cw.blocks,
             m.mass, m.inertia, wk.gravity, wk.no_forces, False, cw.joints, cw.groups, cw.pairs,
             cw.forces, cw.scratch, self._scratch(), cw.s_start, *record, record_history, hflat,
             record_contacts, contact_rows, contacts_out)
