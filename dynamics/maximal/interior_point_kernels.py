@@ -62,8 +62,9 @@ def _ip_residual(s, barrier, x1, q1, v0, w0, dt, mass, inertia, external, dampin
     with ``StepSystem.barrier``); ``newton``: :func:`.newton_kernels.newton_work`, ``cwork``:
     :func:`.contact_kernels.contact_work`."""
     parent, child, p_a, p_b, q_off, select, nc, jrow = joints[:8]
-    _residual(s, x1, q1, v0, w0, mass, inertia, dt, False, external, damping,
-              damping.shape[0] > 0, G, parent, child, p_a, p_b, q_off, select, nc, jrow,
+    # bool(False): a runtime bool, the signature the Newton steps compile (newton_kernels)
+    _residual(s, x1, q1, v0, w0, mass, inertia, dt, bool(False), external,  # noqa: UP018
+              damping, damping.shape[0] > 0, G, parent, child, p_a, p_b, q_off, select, nc, jrow,
               newton, f)
     for g in groups:
         (m, body, other, kind, point, radius, radius_b, half, friction, r0, P, diag_ptr,
