@@ -403,6 +403,17 @@ def coo_matvec(rows, cols, data, x, out):
         out[rows[k]] += data[k] * x[cols[k]]
 
 
+@njit(cache=True, inline="always")
+def _max_abs_nan(out):
+    """``max |out_i|``, NaN if some entry is NaN."""
+    big = 0.0
+    for i in range(out.shape[0]):
+        a = abs(out[i])
+        if not a <= big:            # NaN propagates
+            big = a
+    return big
+
+
 @njit(cache=True)
 def refinement_residual(rows, cols, data, x, rhs, out):
     """``out = A x - rhs`` and its max-norm (iterative refinement)."""
@@ -410,12 +421,7 @@ def refinement_residual(rows, cols, data, x, rhs, out):
         out[i] = -rhs[i]
     for k in range(data.shape[0]):
         out[rows[k]] += data[k] * x[cols[k]]
-    big = 0.0
-    for i in range(out.shape[0]):
-        a = abs(out[i])
-        if not a <= big:            # NaN propagates
-            big = a
-    return big
+    return _max_abs_nan(out)
 
 
 @njit(cache=True)
@@ -437,12 +443,7 @@ def block_refinement_residual(blocks, data, x, rhs, out):
                 acc += data[k + c] * x[c0 + c]
             out[r0 + r] = acc
             k += nc
-    big = 0.0
-    for i in range(out.shape[0]):
-        a = abs(out[i])
-        if not a <= big:            # NaN propagates
-            big = a
-    return big
+    return _max_abs_nan(out)
 
 
 @njit(cache=True)
