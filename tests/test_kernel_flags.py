@@ -6,7 +6,8 @@ and which copy a call binds to depended on whether numba compiled the kernels in
 process or loaded them from its on-disk cache: ``Simulation(sphere_chain(100), dt=0.01)``
 gave trajectories 7e-4 m apart in a first and a second process (CHANGELOG, 2026-11-26). This
 test walks every numba dispatcher the packages define (module attributes and the tables of
-specialized entry points) and checks its flags.
+specialized entry points) and checks its flags. (The hand-written IR of
+:mod:`graphsolve.kernels.simd` has no flags: its multiply-subtracts are ``llvm.fmuladd``.)
 """
 import importlib
 import pkgutil

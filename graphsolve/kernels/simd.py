@@ -15,9 +15,11 @@ Each function takes flat, C-contiguous float64 arrays and element offsets (the k
 buffers), reads and writes 36 entries from each offset, and does no bounds checks: the callers
 pass offsets of blocks laid out by the analysis. The scalar loops in
 :mod:`graphsolve.kernels.blocks` are the reference; ``tests/graphsolve/test_simd.py`` checks
-these against them and against NumPy. Only multiplications and additions are emitted (with
-LLVM's ``contract`` flag, so the compiler may fuse them into FMAs), no reassociation: NaN and
-inf propagate as in the scalar code.
+these against them and against NumPy. Only multiplications and additions are emitted, no
+reassociation: NaN and inf propagate as in the scalar code. ``acc - f * x`` is LLVM's
+``llvm.fmuladd`` (one FMA where the CPU has one, a multiply and an add otherwise): the
+choice is the target's, not the optimizer's, so every copy of a kernel rounds alike (no
+fastmath ``contract`` flag, see :mod:`graphsolve.kernels.blocks`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,6 @@ _V4 = ir.VectorType(_DBL, 4)
 _V2 = ir.VectorType(_DBL, 2)
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
-_CONTRACT = ("contract",)
 
 
 def _check(*args) -> None:
@@ -84,10 +85,14 @@ def _splat(builder, s, vt):
 
 
 def _sub_scaled(builder, acc, f, row):
-    """``acc - f * row`` (``f`` a scalar)."""
-    return [builder.fsub(acc[h], builder.fmul(_splat(builder, f, row[h].type), row[h],
-                                              flags=_CONTRACT), flags=_CONTRACT)
-            for h in range(2)]
+    """``acc - f * row`` (``f`` a scalar): ``fmuladd(-f, row, acc)``."""
+    out = []
+    for h in range(2):
+        vt = row[h].type
+        fmuladd = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vt, [vt] * 3),
+                                                 f"llvm.fmuladd.v{vt.count}f64")
+        out.append(builder.call(fmuladd, [_splat(builder, builder.fneg(f), vt), row[h], acc[h]]))
+    return out
 
 
 def _scaled(builder, f, row):
