@@ -1,6 +1,6 @@
 """``python -m comparisons list | run --suite S [--workers N | --scheduler ADDRESS] [--resume]
 [...] | plot FILE | scale [...] | scale-table FILE | batch [--workers N] | constraints | dynamics
-| contacts | urdf | minimal | general-joints | step-profile``.
+| contacts | contact-sweep | urdf | minimal | general-joints | step-profile``.
 
 Every benchmark other than the suites (``run``) is one module ``comparisons/<name>_bench.py``
 and one command here, which writes a CSV, its JSON metadata (``.json``: machine, versions,
@@ -299,6 +299,30 @@ def _contacts(args) -> int:
     return 0
 
 
+def _contact_sweep(args) -> int:
+    from .contact_sweep_bench import plot_contact_sweep, run_contact_sweep, summarize
+
+    cases = args.cases or (12 if args.quick else 160)
+    sizes = args.sizes or ([2, 5, 10] if args.quick else [10, 30, 60, 100])
+    out = Path(args.out or "results/contact_sweep.csv")
+    rows = run_contact_sweep(cases, sizes, seed=args.seed, duration=args.duration, out=out,
+                             resume=args.resume)
+    summ = summarize(rows)
+    for n, (failed, total) in summ["per_size"].items():
+        print(f"  sphere chain n={n:<4} {failed} of {total} runs failed")
+    for r in rows:
+        if r["status"] == "failed":
+            print(f"  case {r['case']}: n={r['n']} friction {float(r['friction']):.3f} velocity "
+                  f"{float(r['velocity']):.3f} dt {r['dt']} m={r['n_friction']}: {r['message']}")
+    from .runner import write_metadata
+
+    write_metadata(out, {**_meta(), "cases": cases, "sizes": sizes, "seed": args.seed,
+                         "duration": args.duration, **summ})
+    print(f"{summ['failed']} of {summ['cases']} runs failed -> {out}"
+          f"{_save_plot(plot_contact_sweep, rows, out)}")
+    return 0
+
+
 def _step_profile(args) -> int:
     from .step_profile import (
         CASES,
@@ -462,6 +486,17 @@ def main(argv=None) -> int:
     ct.add_argument("--quick", action="store_true", help="n = 1, 5, 10 and 100 steps")
     ct.add_argument("--repeats", type=int, help="best of N (default 1)")
     ct.add_argument("--out", help="CSV path (default results/contacts.csv)")
+    cw = sub.add_parser("contact-sweep", help="robustness: seeded random sphere chains "
+                        "sliding to rest, failures of the interior-point method")
+    cw.add_argument("--cases", type=int, help="number of cases (default 160, --quick 12)")
+    cw.add_argument("--sizes", nargs="+", type=int, metavar="N",
+                    help="chain lengths drawn from (default 10 30 60 100, --quick 2 5 10)")
+    cw.add_argument("--seed", type=int, default=0, help="seed of the case parameters")
+    cw.add_argument("--duration", type=float, default=1.1, help="simulated seconds per case "
+                    "(default %(default)s)")
+    cw.add_argument("--quick", action="store_true", help="12 short chains")
+    cw.add_argument("--resume", action="store_true", help="keep the cases already in the CSV")
+    cw.add_argument("--out", help="CSV path (default results/contact_sweep.csv)")
     ur = sub.add_parser("urdf", help="URDF corpus: step time per robot, maximal vs minimal vs "
                         "Pinocchio (ABA + semi-implicit Euler)")
     ur.add_argument("--corpus", help="directory of *.urdf files (default: the repository's "
@@ -532,7 +567,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     return {"list": _list, "run": _run, "plot": _plot, "batch": _batch,
             "constraints": _constraints, "dynamics": _dynamics,
-            "contacts": _contacts, "urdf": _urdf, "minimal": _minimal,
+            "contacts": _contacts, "contact-sweep": _contact_sweep, "urdf": _urdf,
+            "minimal": _minimal,
             "general-joints": _general_joints, "scale": _scale,
             "step-profile": _step_profile,
             "scale-table": _scale_table}[args.command](args)
