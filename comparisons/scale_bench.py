@@ -188,7 +188,9 @@ def _nbytes(obj) -> int:
 def factor_nbytes(F) -> int:
     """Bytes of a :class:`graphsolve.Factorization`'s buffers: ``_D, _Dlu, _piv, _L, _U`` and
     the kernel work buffers (``_work``: arrays, and arrays in its caches one level deep)."""
-    total = sum(_nbytes(getattr(F, name, None)) for name in ("_D", "_Dlu", "_piv", "_L", "_U"))
+    buffers = {id(b): b for b in (getattr(F, name, None) for name in
+                                  ("_D", "_Dlu", "_piv", "_L", "_U")) if b is not None}
+    total = sum(_nbytes(b) for b in buffers.values())   # D is Dlu when factored in place
     work = getattr(F, "_work", None)
     if isinstance(work, (tuple, list)):
         total += sum(_nbytes(w) for w in work)

@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from .analysis import Analysis
     from .factor import Factorization
 
-__all__ = ["Inertia", "SYSTEMS", "pivot_blocks", "slogdet", "inertia", "partial_solve",
-           "permutation", "permutation_matrix"]
+__all__ = ["Inertia", "SYSTEMS", "pivot_blocks", "definite_pivots", "slogdet", "inertia",
+           "partial_solve", "permutation", "permutation_matrix"]
 
 #: The systems of :func:`partial_solve` (see :meth:`graphsolve.Factorization.solve`).
 SYSTEMS = ("A", "L", "D", "U", "Lt", "P", "Pt")
@@ -93,6 +93,22 @@ def pivot_blocks(an: Analysis, D: np.ndarray) -> list[tuple[np.ndarray, np.ndarr
     return out
 
 
+def definite_pivots(an: Analysis, Dlu: np.ndarray) -> np.ndarray:
+    """The pivot blocks ``D_j = M Δ Mᵀ`` rebuilt from their definite factors in ``Dlu`` (the
+    layout of :func:`graphsolve.kernels.blocks._ldl_inplace`: unit lower ``M`` below the
+    diagonal, ``1/Δ`` on it), as a flat buffer laid out like ``Dlu``. For pivots factored in
+    place, which are all definite (:func:`graphsolve.kernels.blocks._in_place`)."""
+    D = np.empty_like(Dlu)
+    for s in np.unique(an.block_sizes):
+        nodes = np.flatnonzero(an.block_sizes == s)
+        idx = an.d_ptr[nodes][:, None] + np.arange(s * s)
+        a = Dlu[idx].reshape(-1, s, s)
+        M = np.tril(a, -1) + np.eye(s)
+        delta = 1.0 / np.diagonal(a, axis1=1, axis2=2)
+        D[idx] = (M * delta[:, None, :] @ np.swapaxes(M, 1, 2)).reshape(-1, s * s)
+    return D
+
+
 def slogdet(an: Analysis, D: np.ndarray
             ) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]:
     """``(sign, log|det A|)`` from the pivot blocks, like :func:`numpy.linalg.slogdet`
@@ -138,7 +154,7 @@ def _block_diagonal_solve(F: Factorization, y: np.ndarray, transpose: bool) -> n
     an = F.analysis
     off = F._permuted_offsets()
     x = np.empty_like(y)
-    for nodes, blocks in pivot_blocks(an, F._D):
+    for nodes, blocks in pivot_blocks(an, F._pivots()):
         s = blocks.shape[-1]
         rows = off[nodes][:, None] + np.arange(s)                  # (k, s)
         rhs = y[rows]                                             # (k, s) or (k, s, m)

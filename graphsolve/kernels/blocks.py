@@ -330,11 +330,24 @@ def _finish_pivot(Di, lu_i, piv_i, si, symmetric, rtol):
     rule is the same without a pass over all entries. A NaN or inf anywhere in the (averaged)
     lower triangle reaches some ``Δ_k`` as NaN, ``±inf`` of the wrong sign or a NaN
     tolerance, so a non-finite block always falls through to the LU branch, which checks
-    every entry (3 % of a path refactor)."""
+    every entry (3 % of a path refactor). Pivots factored in place (:func:`_in_place`) have
+    no LU branch: False instead."""
     if symmetric and _finish_definite(Di, lu_i, 0, si, rtol):
         piv_i[0] = -1
         return True
+    if _in_place(Di, lu_i):             # the definite attempt overwrote D_i: no LU of it
+        return False
     return _finish_lu(Di, lu_i, piv_i, si, rtol)
+
+
+@njit(error_model="numpy", inline="always")
+def _in_place(D, Dlu):
+    """Whether the pivot blocks are factored in place (``D`` and ``Dlu`` one buffer, as a
+    :class:`graphsolve.Factorization` of a tree allocates them for LDLᵀ): a pivot then has
+    no copy left once :func:`_finish_definite` has run, so an indefinite or singular pivot
+    is reported as failed (and the caller factors again with separate buffers) instead of
+    going to :func:`_finish_lu`."""
+    return D.ctypes.data == Dlu.ctypes.data
 
 
 @njit(error_model="numpy", inline="always")

@@ -10,7 +10,11 @@ numba, :mod:`graphsolve.kernels.compiled`); a test runs every numeric test on bo
 
 Buffers (all float64 unless said, laid out by the analysis ``an``):
 
-* ``D``, ``Dlu``: pivot blocks and their factors, ``an.d_ptr`` offsets (row-major blocks);
+* ``D``, ``Dlu``: pivot blocks and their factors, ``an.d_ptr`` offsets (row-major blocks).
+  For LDLᵀ of a pattern without update triples (trees) :class:`~graphsolve.Factorization`
+  passes the ``compiled`` backend one buffer as both (pivots factored in place, a third fewer
+  pages); such a pivot that is not definite reports failure, and the factorization then
+  allocates ``D`` and runs again. Other backends always get two buffers;
 * ``piv``: int32, one row-swap index per scalar row (LAPACK ``getrf`` convention; ``-1`` at a
   block's first row marks a definite LDLᵀ pivot factored as ``M Δ Mᵀ``);
 * ``L``, ``U``: one block per factor pair ``e`` at ``an.fe_ptr[e]`` (``L`` block

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from .blocks import _finish_definite, _finish_lu
+from .blocks import _finish_definite, _finish_lu, _in_place
 from .factor_kernels import _scale_pair_inline
 from .simd import ldlt_pair6, ldlt_pair6_sym, prefetch
 
@@ -126,8 +126,8 @@ def _factor_tree6(sym, D, Dlu, piv, L, U, w2, rtol, gat):
                 D[d0 + q] = values[a0 + q]
         if _finish_definite(D, Dlu, d0, 6, rtol):   # _finish_pivot, on offsets
             piv[6 * i] = -1
-        elif not _finish_lu(D[d0:d0 + 36], Dlu[d0:d0 + 36], piv[6 * i:6 * i + 6], 6,
-                            rtol):
-            return k, n_scalings, 0, sq
+        elif _in_place(D, Dlu) or not _finish_lu(D[d0:d0 + 36], Dlu[d0:d0 + 36],
+                                                  piv[6 * i:6 * i + 6], 6, rtol):
+            return k, n_scalings, 0, sq             # in place: no copy left for LU
     return -1, n_scalings, 0, sq
 
