@@ -19,6 +19,7 @@ COMMANDS = {"batch": ("batch_bench", "plot_batch"),
             "constraints": ("constraints_bench", "plot_constraints"),
             "dynamics": ("dynamics_bench", "plot_pendulum_benchmark"),
             "contacts": ("contact_bench", "plot_sphere_chain"),
+            "contact-sweep": ("contact_sweep_bench", "plot_contact_sweep"),
             "urdf": ("urdf_bench", "plot_urdf"),
             "minimal": ("minimal_bench", "plot_minimal"),
             "general-joints": ("general_joints_bench", "plot_general_joints"),
@@ -65,6 +66,9 @@ PLOT_ROWS = {
     "plot_sphere_chain": [{"n": 0, "case": "box_drop"}] + [
         {"n": n, "maximal_us_per_step": 10.0 * n, "maximal_us_per_iteration": 3.0 * n,
          "mujoco_us_per_step": 2.0 * n} for n in (1, 5)],
+    "plot_contact_sweep": [{"n": str(n), "friction": str(f), "velocity": str(v),
+                            "status": "failed" if f > 0.6 and n == 100 else "ok"}
+                           for n in (10, 100) for f in (0.3, 0.8) for v in (0.5, 1.5)],
     "plot_minimal": [{"dof": d, "solver": s, "seconds": 0.01 * d}
                      for d in (2, 10) for s in ("newton", "riqn")],
     "plot_general_joints": [{"case": "RC20", "dofs": 20, "numpy_aba_ms": 0.1,
