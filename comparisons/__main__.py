@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from .plot import fill_table, labelling_table, plot_results, ratio_table, read_results
-from .runner import machine_metadata, run, write_results
+from .runner import machine_metadata, run, write_metadata, write_results
 from .solvers import SOLVERS, make_solvers
 from .suite import SUITES
 
@@ -39,7 +39,7 @@ def _list(_args) -> int:
 def _run(args) -> int:
     from contextlib import nullcontext
 
-    from .runner import gemm_reference_gflops, simd_gemm_gflops, write_metadata
+    from .runner import gemm_reference_gflops, simd_gemm_gflops
 
     suite = SUITES[args.suite]
     t0 = time.perf_counter()
@@ -314,8 +314,6 @@ def _contact_sweep(args) -> int:
         if r["status"] == "failed":
             print(f"  case {r['case']}: n={r['n']} friction {float(r['friction']):.3f} velocity "
                   f"{float(r['velocity']):.3f} dt {r['dt']} m={r['n_friction']}: {r['message']}")
-    from .runner import write_metadata
-
     write_metadata(out, {**_meta(), "cases": cases, "sizes": sizes, "seed": args.seed,
                          "duration": args.duration, **summ})
     print(f"{summ['failed']} of {summ['cases']} runs failed -> {out}"

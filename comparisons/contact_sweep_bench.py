@@ -18,6 +18,7 @@ already holds.
 from __future__ import annotations
 
 import csv
+import time
 from pathlib import Path
 
 import numpy as np
@@ -49,8 +50,6 @@ def sweep_case(index: int, seed: int, sizes) -> dict:
 
 
 def _run_case(p: dict, duration: float) -> dict:
-    import time
-
     spec = models.sphere_chain(p["n"], friction=p["friction"], velocity=p["velocity"],
                                n_friction=p["n_friction"])
     sim = Simulation(spec, dt=p["dt"])

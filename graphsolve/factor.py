@@ -162,18 +162,16 @@ class Factorization:
         self._valid = False
         self._implicit_state = False
         self._explicit_cache.clear()
-        status, self._counts, finite, exact = self._kernel.refactor(
-            self.analysis, A.data, layout, self._D, self._Dlu, self._piv, self._L,
-            self._U, ldlt, self._work, self.pivot_rtol)
-        if status >= 0 and self._D is self._Dlu:
+        while True:
+            status, self._counts, finite, exact = self._kernel.refactor(
+                self.analysis, A.data, layout, self._D, self._Dlu, self._piv, self._L,
+                self._U, ldlt, self._work, self.pivot_rtol)
+            if status < 0 or self._D is not self._Dlu:
+                return status, finite, exact
             # pivots factored in place take the definite branch only: an indefinite,
             # singular or non-finite pivot (or an LDU pivot) needs its block kept for LU.
             # From now on D is a buffer of its own, and the factorization runs again.
             self._D = _zeros(self._Dlu.size, populate=True)
-            status, self._counts, finite, exact = self._kernel.refactor(
-                self.analysis, A.data, layout, self._D, self._Dlu, self._piv, self._L,
-                self._U, ldlt, self._work, self.pivot_rtol)
-        return status, finite, exact
 
     def _pivots(self) -> np.ndarray:
         """The pivot blocks ``D_j`` (flat, elimination order): the ``D`` buffer, or, for
