@@ -306,7 +306,7 @@ def _contact_sweep(args) -> int:
     sizes = args.sizes or ([2, 5, 10] if args.quick else [10, 30, 60, 100])
     out = Path(args.out or "results/contact_sweep.csv")
     rows = run_contact_sweep(cases, sizes, seed=args.seed, duration=args.duration, out=out,
-                             resume=args.resume)
+                             resume=args.resume, halvings=args.halvings)
     summ = summarize(rows)
     for n, (failed, total) in summ["per_size"].items():
         print(f"  sphere chain n={n:<4} {failed} of {total} runs failed")
@@ -315,7 +315,7 @@ def _contact_sweep(args) -> int:
             print(f"  case {r['case']}: n={r['n']} friction {float(r['friction']):.3f} velocity "
                   f"{float(r['velocity']):.3f} dt {r['dt']} m={r['n_friction']}: {r['message']}")
     write_metadata(out, {**_meta(), "cases": cases, "sizes": sizes, "seed": args.seed,
-                         "duration": args.duration, **summ})
+                         "duration": args.duration, "halvings": args.halvings, **summ})
     print(f"{summ['failed']} of {summ['cases']} runs failed -> {out}"
           f"{_save_plot(plot_contact_sweep, rows, out)}")
     return 0
@@ -494,6 +494,9 @@ def main(argv=None) -> int:
                     "(default %(default)s)")
     cw.add_argument("--quick", action="store_true", help="12 short chains")
     cw.add_argument("--resume", action="store_true", help="keep the cases already in the CSV")
+    cw.add_argument("--halvings", type=int, default=None, help="Simulation.halvings: a step "
+                    "that does not converge is retried in halves this many levels deep "
+                    "(default: the Simulation default, 3; 0: fail at once)")
     cw.add_argument("--out", help="CSV path (default results/contact_sweep.csv)")
     ur = sub.add_parser("urdf", help="URDF corpus: step time per robot, maximal vs minimal vs "
                         "Pinocchio (ABA + semi-implicit Euler)")

@@ -12,8 +12,9 @@ of a chain are statically indeterminate (ball joints carry load between the sphe
 One CSV row per case, appended as soon as the case finishes: its parameters, ``status``
 (``ok`` or ``failed``), the time and message of the :class:`dynamics.maximal.NewtonError`,
 the steps run, the largest number of interior-point iterations of a step, the smallest
-contact distance and the largest complementarity product. ``resume`` skips the cases the file
-already holds.
+contact distance, the largest complementarity product and the steps that converged only in
+halves (``Simulation.halvings``; ``halvings=0`` runs without). ``resume`` skips the cases the
+file already holds.
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ RANGES = {"friction": (0.2, 0.9), "velocity": (0.5, 2.0), "dt": (0.005, 0.01, 0.
           "n_friction": (2, 4)}
 COLUMNS = ("case", "seed", "n", "friction", "velocity", "dt", "n_friction", "status",
            "fail_t", "message", "steps", "max_iterations", "min_distance", "max_complementarity",
-           "seconds")
+           "seconds", "halved_steps")
 
 
 def sweep_case(index: int, seed: int, sizes) -> dict:
@@ -49,22 +50,25 @@ def sweep_case(index: int, seed: int, sizes) -> dict:
             "n_friction": int(rng.choice(RANGES["n_friction"]))}
 
 
-def _run_case(p: dict, duration: float) -> dict:
+def _run_case(p: dict, duration: float, halvings: int | None = None) -> dict:
     spec = models.sphere_chain(p["n"], friction=p["friction"], velocity=p["velocity"],
                                n_friction=p["n_friction"])
     sim = Simulation(spec, dt=p["dt"])
+    if halvings is not None:
+        sim.halvings = halvings
     steps = int(round(duration / p["dt"]))
     t0 = time.perf_counter()
     try:
         traj = sim.run(steps, progress=False)
     except NewtonError as exc:
         return {**p, "status": "failed", "fail_t": round(sim.t, 10), "message": str(exc),
-                "steps": int(round(sim.t / p["dt"])), "seconds": time.perf_counter() - t0}
+                "steps": int(round(sim.t / p["dt"])), "seconds": time.perf_counter() - t0,
+                "halved_steps": sim.halved_steps}
     return {**p, "status": "ok", "fail_t": "", "message": "", "steps": steps,
             "max_iterations": int(traj.iterations[1:].max()),
             "min_distance": float(traj.contact_distance.min()),
             "max_complementarity": float(traj.complementarity[1:].max()),
-            "seconds": time.perf_counter() - t0}
+            "seconds": time.perf_counter() - t0, "halved_steps": sim.halved_steps}
 
 
 def _read(path: Path) -> list[dict]:
@@ -74,9 +78,11 @@ def _read(path: Path) -> list[dict]:
 
 def run_contact_sweep(cases: int = 160, sizes=(10, 30, 60, 100), seed: int = 0,
                       duration: float = 1.1, out="results/contact_sweep.csv",
-                      resume: bool = False, progress: bool = True) -> list[dict]:
+                      resume: bool = False, progress: bool = True,
+                      halvings: int | None = None) -> list[dict]:
     """Run cases ``0 .. cases-1`` (:func:`sweep_case`), each for ``duration`` simulated
-    seconds, appending a row per case to ``out``. With ``resume`` the cases already in ``out``
+    seconds, appending a row per case to ``out`` (``halvings``: ``Simulation.halvings``,
+    ``None`` its default). With ``resume`` the cases already in ``out``
     (same index and seed) are kept and not run again; otherwise ``out`` starts empty. Returns
     every row of ``out`` (read back as strings for resumed cases)."""
     if not sizes or min(sizes) < 1:
@@ -96,7 +102,7 @@ def run_contact_sweep(cases: int = 160, sizes=(10, 30, 60, 100), seed: int = 0,
         if (i, seed) in done:
             rows.append(done[(i, seed)])
             continue
-        row = _run_case(sweep_case(i, seed, sizes), duration)
+        row = _run_case(sweep_case(i, seed, sizes), duration, halvings)
         with out.open("a", newline="") as fh:
             csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore").writerow(row)
         rows.append(row)

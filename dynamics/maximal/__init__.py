@@ -9,7 +9,8 @@ True
 from .control import pd_controller
 from .mechanism import MaximalModel, RegularizationWarning, regularize_singular_bodies
 from .simulation import Simulation, Trajectory
-from .step_system import NewtonError, StepSystem
+from .step_system import ConvergenceError, NewtonError, StepSystem
 
 __all__ = ["Simulation", "Trajectory", "MaximalModel", "StepSystem", "NewtonError",
-           "pd_controller", "regularize_singular_bodies", "RegularizationWarning"]
+           "ConvergenceError", "pd_controller", "regularize_singular_bodies",
+           "RegularizationWarning"]

@@ -20,7 +20,13 @@ from . import contact_kernels as ck
 from .interior_point_kernels import TAU, WARM_FLOOR
 from .mechanism import MaximalModel
 from .newton_kernels import NewtonStatus
-from .step_system import NewtonError, StepSystem, omega_scalar, quaternion_update
+from .step_system import (
+    ConvergenceError,
+    NewtonError,
+    StepSystem,
+    omega_scalar,
+    quaternion_update,
+)
 
 __all__ = ["Simulation", "Trajectory"]
 
@@ -305,6 +311,8 @@ class Simulation:
         :func:`~.mechanism.regularize_singular_bodies`; an ``O(ratio)`` modelling change).
     regularize_ratio : float
         See ``singular_bodies``.
+    halvings : int
+        Initial value of the attribute :attr:`halvings` (default 3).
 
     Attributes
     ----------
@@ -322,11 +330,20 @@ class Simulation:
     contact_extrapolation : bool
         Use :meth:`_extrapolated_guess` (velocities ``2 ż_k - ż_{k-1}``) for contact steps too
         (default off: no fewer iterations on the sphere chain; fewer on the box drop).
+    halvings : int
+        A step whose Newton or interior-point iteration does not converge
+        (:class:`~.step_system.ConvergenceError`) is taken as two steps of ``Δt/2``, each
+        halved again if it fails, down to ``Δt/2^halvings`` (default 3; 0 raises at once).
+        The trajectory stays on the ``Δt`` grid; only the failing interval is integrated
+        with the smaller steps (:meth:`_halved_step`). If the halves fail too, the step's
+        own error is raised, the state left before the step.
+    halved_steps : int
+        Steps taken in halves so far.
 
     Raises
     ------
     ValueError
-        ``dt <= 0`` or non-positive tolerance.
+        ``dt <= 0``, non-positive tolerance or negative ``halvings``.
     SpecError
         The initial joint coordinates violate a loop-closing joint by more than ``1e-8``; a
         body with a singular inertia (see ``singular_bodies`` and
@@ -343,10 +360,12 @@ class Simulation:
 
     def __init__(self, spec: MechanismSpec, dt: float, tol: float = 1e-10, max_iter: int = 50,
                  backend: str = "auto", *, singular_bodies: str = "refuse",
-                 regularize_ratio: float = 1e-6):
+                 regularize_ratio: float = 1e-6, halvings: int = 3):
         dt = float(dt)
         if not np.isfinite(dt) or dt <= 0.0:
             raise ValueError(f"dt must be a positive step size, got {dt}")
+        if isinstance(halvings, bool) or int(halvings) != halvings or halvings < 0:
+            raise ValueError(f"halvings must be an integer >= 0, got {halvings!r}")
         if not tol > 0:
             raise ValueError(f"tol must be positive, got {tol}")
         self.model = MaximalModel(spec, singular_bodies=singular_bodies,
@@ -376,6 +395,10 @@ class Simulation:
         # takes the Python-driven interior point (_interior_point, the readable reference)
         self._compiled_contacts = self.system.compiled_contacts
         self.refine_atol = 1e-2 * self.tol
+        self.halvings = int(halvings)
+        self.halved_steps = 0
+        self._backend = backend
+        self._half: Simulation | None = None     # the Δt/2 simulation of _halved_step
         self._pairs = None               # complementarity (row, a, b), built on first use
         self.set_state(x, q, v, w)
 
@@ -511,7 +534,7 @@ class Simulation:
         centre, corrector = np.empty(sys.N), np.empty(sys.N)
         while norm > self.tol:
             if iters >= self.max_iter:
-                raise NewtonError(f"interior-point method did not converge in {self.max_iter} "
+                raise ConvergenceError(f"interior-point method did not converge in {self.max_iter} "
                                   f"iterations at t = {self.t:.6g} s (residual {norm:.3g}, "
                                   f"mean complementarity {ck.mean_product(s, s, 0.0, ia, ib):.3g}"
                                   f", tol {self.tol:g})")
@@ -536,7 +559,7 @@ class Simulation:
                     break
             sys.barrier = 0.0
             if found is None:
-                raise NewtonError(f"interior-point line search failed at t = {self.t:.6g} s "
+                raise ConvergenceError(f"interior-point line search failed at t = {self.t:.6g} s "
                                   f"(residual {norm:.3g}, target {target:.3g})")
             s, f = found
             f[row] += target
@@ -560,11 +583,11 @@ class Simulation:
         history = [norm]
         while norm >= self.tol:
             if len(history) > self.max_iter:
-                raise NewtonError(f"Newton did not converge in {self.max_iter} iterations at "
+                raise ConvergenceError(f"Newton did not converge in {self.max_iter} iterations at "
                                   f"t = {self.t:.6g} s (residual {norm:.3g}, tol {self.tol:g})")
             found = _backtrack(sys.residual, s, sys.solve_linear(s, f), 1.0, norm, _norm)
             if found is None:
-                raise NewtonError(f"line search failed at t = {self.t:.6g} s (residual "
+                raise ConvergenceError(f"line search failed at t = {self.t:.6g} s (residual "
                                   f"{norm:.3g}, tol {self.tol:g}); |ω| may approach 2/Δt")
             s, f = found
             norm = _norm(f)
@@ -578,10 +601,10 @@ class Simulation:
             return
         norm = history[-1]
         if code == NewtonStatus.ITERATION_CAP:
-            raise NewtonError(f"Newton did not converge in {self.max_iter} iterations at "
+            raise ConvergenceError(f"Newton did not converge in {self.max_iter} iterations at "
                               f"t = {self.t:.6g} s (residual {norm:.3g}, tol {self.tol:g})")
         if code == NewtonStatus.LINE_SEARCH_FAILED:
-            raise NewtonError(f"line search failed at t = {self.t:.6g} s (residual "
+            raise ConvergenceError(f"line search failed at t = {self.t:.6g} s (residual "
                               f"{norm:.3g}, tol {self.tol:g}); |ω| may approach 2/Δt")
         if code == NewtonStatus.NONFINITE:
             raise NewtonError(f"the Newton matrix became non-finite at t = {self.t:.6g} s")
@@ -606,8 +629,74 @@ class Simulation:
         anything that broadcasts to it), or ``None``. Without contacts the whole step is one
         compiled call (:meth:`StepSystem.step_compiled`), joint springs, dampers and forces
         included; with contacts too (:meth:`StepSystem.contact_step`, the interior-point loop
-        of :meth:`_interior_point` in compiled code).
+        of :meth:`_interior_point` in compiled code). A step that does not converge is taken
+        in halves (:attr:`halvings`, :meth:`_halved_step`; the iterations of all its halves
+        are returned).
         """
+        try:
+            return self._step_once(joint_forces)
+        except ConvergenceError as failed:
+            if self.halvings <= 0:
+                raise
+            try:
+                return self._halved_step(joint_forces)
+            except NewtonError as exc:
+                raise failed from exc
+
+    def _halved_step(self, joint_forces) -> int:
+        """The step from ``t`` to ``t + Δt`` as two steps of a simulation of ``Δt/2`` (made
+        once; its :attr:`halvings` one fewer, so a failing half is halved again), started from
+        this state (:meth:`_take_state`) and copied back. Returns the iterations of all the
+        halves; :attr:`last_residuals` holds the halves' residual histories one after the
+        other (the second's starting residual left out, so that there are ``iterations + 1``
+        entries as for any step). Raises what a half raises, this state left unchanged."""
+        half = self._half
+        if half is None:
+            half = self._half = Simulation(self.spec, 0.5 * self.dt, self.tol, self.max_iter,
+                                           self._backend, halvings=self.halvings - 1)
+        for name in ("warm_start", "refine", "refine_atol", "extrapolate",
+                     "contact_extrapolation"):
+            setattr(half, name, getattr(self, name))
+        half.halvings = self.halvings - 1
+        half._take_state(self)
+        first = half.step(joint_forces)
+        h1 = half.last_residuals
+        second = half.step(joint_forces)
+        t = self.t
+        self._take_state(half)
+        self.t = t + self.dt
+        self._residuals = np.concatenate([h1, half.last_residuals[1:]])
+        self.halved_steps += 1
+        return first + second
+
+    def _take_state(self, src: Simulation) -> None:
+        """``src``'s state as this simulation's (``src`` may step with another ``Δt``):
+        positions, velocities (``ω`` for this ``Δt`` at the same rotation rate, eq. 13:
+        ``ω = (2/Δt) sin(θ/2) a``), time, and multipliers and contact variables as the next
+        step's start; no extrapolation from earlier steps.
+
+        The velocities of a state say where the next configuration is (``x + Δt v``, eq.
+        11 and 17), so with another ``Δt`` they are projected onto the joints again
+        (:meth:`set_state`: the smallest change in the mass metric, O(Δt) at the joints'
+        curvature), or the next step would start off the constraints by O(Δt²). The
+        projection gets at least 50 Newton iterations whatever :attr:`max_iter` is."""
+        rate = _rotation_rate(src.w, src.dt)
+        n = np.linalg.norm(rate, axis=-1, keepdims=True)
+        unit = rate / np.where(n > 0.0, n, 1.0)
+        w = (2.0 / self.dt) * np.sin(0.5 * self.dt * n) * unit
+        cap = self.max_iter
+        self.max_iter = max(cap, 50)
+        try:
+            self.set_state(src.x, src.q, src.v, w, project=src.dt != self.dt)
+        finally:
+            self.max_iter = cap
+        self._lam = src._lam.copy()
+        self.contact_variables = [u.copy() for u in src.contact_variables]
+        self._previous = None
+        self.t = src.t
+
+    def _step_once(self, joint_forces) -> int:
+        """One step of ``Δt`` (:meth:`step` without the halving)."""
         if self._compiled_contacts:
             return self._contact_step_compiled(joint_forces)
         if self._compiled_step:
@@ -682,12 +771,12 @@ class Simulation:
         shared with the joint-only steps)."""
         norm = history[-1]
         if code == NewtonStatus.ITERATION_CAP:
-            raise NewtonError(f"interior-point method did not converge in {self.max_iter} "
+            raise ConvergenceError(f"interior-point method did not converge in {self.max_iter} "
                               f"iterations at t = {self.t:.6g} s (residual {norm:.3g}, "
                               f"mean complementarity {self.system.mean_complementarity():.3g}"
                               f", tol {self.tol:g})")
         if code == NewtonStatus.LINE_SEARCH_FAILED:
-            raise NewtonError(f"interior-point line search failed at t = {self.t:.6g} s "
+            raise ConvergenceError(f"interior-point line search failed at t = {self.t:.6g} s "
                               f"(residual {norm:.3g}, target {target:.3g})")
         self._raise(code, pos, history)
 
@@ -777,7 +866,8 @@ class Simulation:
         ``"compiled"``) the step loop itself is compiled (:meth:`_run_compiled`, chunks of up
         to 4096 steps, the progress bar updated between them): the same steps as
         :meth:`step`, bit for bit, without its per-step Python overhead. With a controller
-        the loop calls :meth:`step` from Python. Either way a failing step raises its
+        the loop calls :meth:`step` from Python. Either way a step that does not converge is
+        taken in halves (:attr:`halvings`), and a failing step raises its
         :class:`NewtonError` with the simulation left at the state before that step (``t``
         included), as after :meth:`step`.
 
@@ -835,16 +925,41 @@ class Simulation:
             m, self.dt, contacts, xs, qs, vs, ws, cvar, keep, history=flat, its=its))
         return traj
 
+    def _halve_in_run(self, code: int, pos: int, target: float, history: np.ndarray,
+                      contact: bool, record, k: int, cols) -> None:
+        """A step of :meth:`_run_compiled` that failed with ``code``: its error raised unless
+        it is a :class:`ConvergenceError` and the step converges in halves
+        (:meth:`_halved_step`), recorded into row ``k`` of ``record`` and ``cols``."""
+        try:
+            if contact:
+                self._previous = None
+                self._contact_error(code, pos, target, history)
+            self._raise(code, pos, history)
+        except ConvergenceError as err:
+            if self.halvings <= 0:
+                raise
+            failed = err
+        try:
+            iterations = self._halved_step(None)
+        except NewtonError as exc:
+            raise failed from exc
+        xs, qs, vs, ws, its = record
+        xs[k], qs[k], vs[k], ws[k], its[k] = self.x, self.q, self.v, self.w, iterations
+        if cols is not None:
+            cols[k] = np.concatenate([u.ravel() for u in self.contact_variables])
+
     def _run_compiled(self, steps: int, record, residuals: bool, cvar, show: bool):
         """The step loop of :meth:`run` without a controller, in compiled chunks
         (:meth:`StepSystem.run_compiled`, :meth:`StepSystem.contact_run`): the same steps as
         :meth:`step` (bit for bit), recorded into ``record = (xs, qs, vs, ws, its)`` and, per
-        group, ``cvar`` (if not ``None``). The chunks start at 16 steps and double while one
-        takes less than 50 ms (up to ``_RUN_CHUNK`` steps, fewer with residual histories and
-        a large ``max_iter``), so the progress bar (``show``) and ``KeyboardInterrupt`` are
-        served between them; the state (``t``, ``x, q, v, w``, the extrapolation and
-        contact variables, ``last_residuals``) is that of the step loop after every chunk and,
-        after a failing step, the error is the one :meth:`step` raises, with the same state.
+        group, ``cvar`` (if not ``None``); a step that does not converge is taken in halves
+        from Python (:meth:`_halve_in_run`) and the compiled loop goes on after it. The
+        chunks start at 16 steps and double while one takes less than 50 ms (up to
+        ``_RUN_CHUNK`` steps, fewer with residual histories and a large ``max_iter``), so the
+        progress bar (``show``) and ``KeyboardInterrupt`` are served between them; the state
+        (``t``, ``x, q, v, w``, the extrapolation and contact variables, ``last_residuals``)
+        is that of the step loop after every chunk and, after a failing step, the error is
+        the one :meth:`step` raises, with the same state.
 
         Returns the residual max-norms of every step, one after the other (``residuals``), or
         ``None``.
@@ -852,21 +967,28 @@ class Simulation:
         sys = self.system
         contact = self._compiled_contacts
         cols = None
-        if contact:
-            sys.set_contact_variables(self.contact_variables)    # the warm start (may be user-set)
-            extrapolate = self.extrapolate and self.contact_extrapolation
-            started = self._previous is not None
-            if self._previous is None:
-                self._previous = (np.empty_like(self.v), np.empty_like(self.w),
-                                  np.empty_like(self._lam))
-            if cvar:
-                rows = sys.contact_rows()
-                cols = np.zeros((steps + 1, rows.size))
-        else:
-            extrapolate = self.extrapolate
+        extrapolate = (self.extrapolate and self.contact_extrapolation if contact
+                       else self.extrapolate)
+
+        def prepare() -> bool:
+            """Set up the compiled loop from the current state; whether a last step exists
+            to extrapolate from (``started``)."""
+            if contact:
+                sys.set_contact_variables(self.contact_variables)    # the warm start
+                started = self._previous is not None
+                if self._previous is None:
+                    self._previous = (np.empty_like(self.v), np.empty_like(self.w),
+                                      np.empty_like(self._lam))
+                return started
             started = self._previous is not None and self.extrapolate
             if self._previous is None:      # start_step writes the current state into them
                 self._previous = (self.v.copy(), self.w.copy(), self._lam.copy())
+            return started
+
+        started = prepare()
+        if contact and cvar:
+            rows = sys.contact_rows()
+            cols = np.zeros((steps + 1, rows.size))
         bar = tqdm(total=steps, desc=self.spec.name, leave=False) if show else None
         pieces = []
         hflat = None
@@ -889,6 +1011,7 @@ class Simulation:
                         hflat=hflat if residuals else None,
                         contact_rows=None if cols is None else rows, contacts_out=cols)
                 else:
+                    target = 0.0
                     code, it, pos, done, t, used, history = sys.run_compiled(
                         first, count, self.t, self.x, self.q, self.v, self.w, self._lam,
                         self._previous, started, extrapolate, self.tol, self.max_iter, record,
@@ -903,14 +1026,18 @@ class Simulation:
                     if contact:
                         self.contact_variables = sys.contact_variables()
                 if code != NewtonStatus.CONVERGED:
-                    if contact:
-                        self._previous = None
-                        self._contact_error(code, pos, target, history)
-                    self._raise(code, pos, history)
+                    k = first + done                    # the failing step's row
+                    self._halve_in_run(code, pos, target, history, contact, record,
+                                       k, cols)
+                    if residuals:
+                        pieces.append(self._residuals)
+                    done += 1
                 if bar is not None:
                     bar.update(done)
                 first += done
                 todo -= done
+                if code != NewtonStatus.CONVERGED and todo:
+                    started = prepare()         # after a halved step, as the step loop
                 if elapsed < 0.05:
                     chunk = min(2 * chunk, most)
         finally:

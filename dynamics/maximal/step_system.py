@@ -64,7 +64,7 @@ from .newton_kernels import (
 )
 from .run_kernels import contact_run_kernel, joint_run_kernel
 
-__all__ = ["StepSystem", "NewtonError", "quaternion_update"]
+__all__ = ["StepSystem", "NewtonError", "ConvergenceError", "quaternion_update"]
 
 _ROT_SCALE = np.array([1.0, 1.0, 1.0, 2.0, 2.0, 2.0])
 
@@ -129,6 +129,12 @@ def _factor_status(code: int, pos: int) -> int:
 
 class NewtonError(RuntimeError):
     """The step's Newton iteration failed (no convergence, or ``|ω| ≥ 2/Δt``)."""
+
+
+class ConvergenceError(NewtonError):
+    """The step's Newton or interior-point iteration did not converge: the iteration cap or a
+    failed line search (a :class:`NewtonError`; :attr:`.Simulation.halvings` retries such a
+    step in halves before raising it)."""
 
 
 def omega_scalar(w: np.ndarray, dt: float) -> np.ndarray:

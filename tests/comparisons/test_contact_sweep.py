@@ -37,7 +37,8 @@ def test_tiny_sweep_writes_a_row_per_case_and_resumes(tmp_path, monkeypatch):
         assert int(r["steps"]) == round(0.05 / float(r["dt"]))
     ran = []
     real = cs._run_case
-    monkeypatch.setattr(cs, "_run_case", lambda p, d: ran.append(p["case"]) or real(p, d))
+    monkeypatch.setattr(cs, "_run_case",
+                        lambda p, d, h: ran.append(p["case"]) or real(p, d, h))
     rows = cs.run_contact_sweep(5, sizes=(1, 2), duration=0.05, out=out, resume=True,
                                 progress=False)
     assert ran == [3, 4] and len(rows) == 5
@@ -48,7 +49,7 @@ def test_tiny_sweep_writes_a_row_per_case_and_resumes(tmp_path, monkeypatch):
 def test_a_failed_run_is_recorded_with_its_time_and_message(tmp_path, monkeypatch):
     class Jams:
         def __init__(self, spec, dt):
-            self.t, self.dt = 0.0, dt
+            self.t, self.dt, self.halved_steps = 0.0, dt, 0
 
         def run(self, steps, progress=False):
             self.t = 3 * self.dt
