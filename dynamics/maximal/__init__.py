@@ -9,8 +9,8 @@ True
 from .control import pd_controller
 from .mechanism import MaximalModel, RegularizationWarning, regularize_singular_bodies
 from .simulation import Simulation, Trajectory
-from .step_system import ConvergenceError, NewtonError, StepSystem
+from .step_system import ConvergenceError, NewtonError, SingularStepError, StepSystem
 
 __all__ = ["Simulation", "Trajectory", "MaximalModel", "StepSystem", "NewtonError",
-           "ConvergenceError", "pd_controller", "regularize_singular_bodies",
+           "ConvergenceError", "SingularStepError", "pd_controller", "regularize_singular_bodies",
            "RegularizationWarning"]

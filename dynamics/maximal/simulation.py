@@ -23,6 +23,7 @@ from .newton_kernels import NewtonStatus
 from .step_system import (
     ConvergenceError,
     NewtonError,
+    SingularStepError,
     StepSystem,
     omega_scalar,
     quaternion_update,
@@ -611,7 +612,7 @@ class Simulation:
         if code == NewtonStatus.RATE_LIMIT:
             raise self._rate_error(pos, self.w)
         node = int(self.system.analysis.order[pos])
-        raise NewtonError(f"singular pivot block at node {node} of the mechanism graph "
+        raise SingularStepError(f"singular pivot block at node {node} of the mechanism graph "
                           f"({self._node_name(node)}) at t = {self.t:.6g} s: the joints "
                           "are redundant or at a singular configuration")
 
@@ -635,7 +636,7 @@ class Simulation:
         """
         try:
             return self._step_once(joint_forces)
-        except ConvergenceError as failed:
+        except _HALVED_ERRORS as failed:
             if self.halvings <= 0:
                 raise
             try:
@@ -644,12 +645,19 @@ class Simulation:
                 raise failed from exc
 
     def _halved_step(self, joint_forces) -> int:
-        """The step from ``t`` to ``t + Δt`` as two steps of a simulation of ``Δt/2`` (made
-        once; its :attr:`halvings` one fewer, so a failing half is halved again), started from
-        this state (:meth:`_take_state`) and copied back. Returns the iterations of all the
-        halves; :attr:`last_residuals` holds the halves' residual histories one after the
-        other (the second's starting residual left out, so that there are ``iterations + 1``
-        entries as for any step). Raises what a half raises, this state left unchanged."""
+        """The step from ``t`` to ``t + Δt`` taken by a simulation of ``Δt/2`` (made once; its
+        :attr:`halvings` one fewer, so a failing half is halved again), started from this
+        state (:meth:`_take_state`). Two half steps reach ``t + Δt``; a third one gives the
+        configuration ``z`` after it, valid for the joints and contacts, and the velocities
+        for ``Δt`` are those that lead there (``x + Δt v = x_z``, ``q₁(q, ω, Δt) = q_z``,
+        eq. 11 and 17), as the step after this one starts from ``x + Δt v``: carried over as
+        they are, the half step's velocities would lead half a step too far (into the ground
+        at a contact closing at ``|v|``, by ``|v| Δt/2``).
+
+        Returns the iterations of the three half steps; :attr:`last_residuals` holds their
+        residual histories one after the other (each after the first without its starting
+        residual, so that there are ``iterations + 1`` entries as for any step). Raises what a
+        half step raises, this state left unchanged."""
         half = self._half
         if half is None:
             half = self._half = Simulation(self.spec, 0.5 * self.dt, self.tol, self.max_iter,
@@ -659,26 +667,38 @@ class Simulation:
             setattr(half, name, getattr(self, name))
         half.halvings = self.halvings - 1
         half._take_state(self)
-        first = half.step(joint_forces)
-        h1 = half.last_residuals
-        second = half.step(joint_forces)
-        t = self.t
-        self._take_state(half)
-        self.t = t + self.dt
-        self._residuals = np.concatenate([h1, half.last_residuals[1:]])
+        its, history = 0, []
+        for k in range(3):
+            its += half.step(joint_forces)
+            history.append(half.last_residuals[1 if k else 0:])
+            if k == 1:                      # the state at t + Δt
+                x, q = half.x.copy(), half.q.copy()
+                lam, cvar = half._lam.copy(), [u.copy() for u in half.contact_variables]
+        xz = half.x + half.dt * half.v
+        qz = quaternion_update(half.q, half.w, half.dt)
+        self.x, self.q = x, q
+        self.v = (xz - x) / self.dt
+        rel = quat.multiply(quat.conjugate(q), qz)          # = [c, (Δt/2) ω] (eq. 17)
+        self.w = (2.0 / self.dt) * np.sign(rel[:, :1]) * rel[:, 1:]
+        self._lam, self.contact_variables = lam, cvar
+        self._previous = None
+        self.t += self.dt
+        self._residuals = np.concatenate(history)
         self.halved_steps += 1
-        return first + second
+        return its
 
     def _take_state(self, src: Simulation) -> None:
         """``src``'s state as this simulation's (``src`` may step with another ``Δt``):
         positions, velocities (``ω`` for this ``Δt`` at the same rotation rate, eq. 13:
         ``ω = (2/Δt) sin(θ/2) a``), time, and multipliers and contact variables as the next
-        step's start; no extrapolation from earlier steps.
+        step's start; no extrapolation from earlier steps. :meth:`_halved_step` uses it from
+        ``Δt`` to ``Δt/2``.
 
         The velocities of a state say where the next configuration is (``x + Δt v``, eq.
         11 and 17), so with another ``Δt`` they are projected onto the joints again
-        (:meth:`set_state`: the smallest change in the mass metric, O(Δt) at the joints'
-        curvature), or the next step would start off the constraints by O(Δt²). The
+        (:meth:`set_state`: the smallest change in the mass metric), or the next step would
+        start off the constraints by O(Δt²). Both this and using the velocity of a ``Δt``
+        interval for the first ``Δt/2`` of it are O(Δt) changes of the velocity. The
         projection gets at least 50 Newton iterations whatever :attr:`max_iter` is."""
         rate = _rotation_rate(src.w, src.dt)
         n = np.linalg.norm(rate, axis=-1, keepdims=True)
@@ -928,14 +948,14 @@ class Simulation:
     def _halve_in_run(self, code: int, pos: int, target: float, history: np.ndarray,
                       contact: bool, record, k: int, cols) -> None:
         """A step of :meth:`_run_compiled` that failed with ``code``: its error raised unless
-        it is a :class:`ConvergenceError` and the step converges in halves
+        it is one that halving retries (:data:`_HALVED_ERRORS`) and the step converges in halves
         (:meth:`_halved_step`), recorded into row ``k`` of ``record`` and ``cols``."""
         try:
             if contact:
                 self._previous = None
                 self._contact_error(code, pos, target, history)
             self._raise(code, pos, history)
-        except ConvergenceError as err:
+        except _HALVED_ERRORS as err:
             if self.halvings <= 0:
                 raise
             failed = err
@@ -1051,6 +1071,10 @@ class Simulation:
                 a += n
         return np.concatenate(pieces + [np.zeros(0)]) if residuals else None
 
+
+#: The errors of a step that :attr:`Simulation.halvings` retries in halves (a singular
+#: pivot is not among them: redundant joints stay singular in halves).
+_HALVED_ERRORS: tuple[type[NewtonError], ...] = (ConvergenceError,)
 
 #: Fraction to the boundary of the interior-point steps (Nocedal & Wright eq. 19.9) and the
 #: warm start's floor of the previous step's contact variables: shared with the compiled step.

@@ -64,7 +64,8 @@ from .newton_kernels import (
 )
 from .run_kernels import contact_run_kernel, joint_run_kernel
 
-__all__ = ["StepSystem", "NewtonError", "ConvergenceError", "quaternion_update"]
+__all__ = ["StepSystem", "NewtonError", "ConvergenceError", "SingularStepError",
+           "quaternion_update"]
 
 _ROT_SCALE = np.array([1.0, 1.0, 1.0, 2.0, 2.0, 2.0])
 
@@ -135,6 +136,13 @@ class ConvergenceError(NewtonError):
     """The step's Newton or interior-point iteration did not converge: the iteration cap or a
     failed line search (a :class:`NewtonError`; :attr:`.Simulation.halvings` retries such a
     step in halves before raising it)."""
+
+
+class SingularStepError(NewtonError):
+    """The step's Newton matrix has a singular pivot block: redundant joints, or an iterate
+    at a singular configuration of the mechanism (e.g. a closed-loop leg stretched straight).
+    A :class:`NewtonError`; :attr:`.Simulation.halvings` retries such a step in halves before
+    raising it (redundant joints fail in halves too)."""
 
 
 def omega_scalar(w: np.ndarray, dt: float) -> np.ndarray:

@@ -34,10 +34,11 @@ def test_a_joint_step_that_does_not_converge_is_taken_in_halves():
     traj, sim = _both(make, 300, tol=1e-12, max_iter=2)
     assert sim.halved_steps >= 1 and sim.t == pytest.approx(3.0)
     assert traj.constraint_violation.max() < 1e-9       # velocities re-projected per Δt
-    # ~100 steps halved here, each projection an O(Δt²) change of the energy: 1.5 J against
-    # a kinetic energy up to 570 J (without halving, at the default cap: 0.01 J)
+    # ~100 of the 300 steps halved here, each an O(Δt) change of the velocities where the
+    # step size changes: 65 J against a kinetic energy up to 570 J (without halving, at the
+    # default cap: 0.01 J); a handful of halved steps (the contact sweep) is what it is for
     drift = np.abs(traj.energy - traj.energy[0]).max()
-    assert drift < 0.01 * traj.kinetic_energy.max()
+    assert drift < 0.2 * traj.kinetic_energy.max()
     # a halved step's iterations are its halves' (each <= 2), its history has one more
     halved = np.flatnonzero(traj.iterations > 2)
     assert halved.size == sim.halved_steps
@@ -92,3 +93,17 @@ def test_halves_keep_the_rotation_rate():
 def test_halvings_must_be_a_non_negative_integer(bad):
     with pytest.raises(ValueError, match="halvings must be an integer >= 0"):
         Simulation(models.pendulum(1), dt=0.01, halvings=bad)
+
+
+def test_halved_steps_end_where_the_joints_and_contacts_hold():
+    """The unpowered Minitaur at Δt = 10 ms collapses onto its closed-loop legs: without
+    halving a step's interior point stalls at t = 0.16 s. In halves the step goes on, and the
+    velocities after it lead to a configuration that a third half step made valid: the feet
+    stay out of the ground (carried over as they were, the half step's velocities took a
+    foot 3.7 mm into it, and the next step met a singular knee pivot)."""
+    with pytest.raises(ConvergenceError, match=r"t = 0\.16 s"):
+        Simulation(models.minitaur(), dt=0.01, halvings=0).run(30, progress=False)
+    traj, sim = _both(models.minitaur, 30)
+    assert sim.halved_steps >= 1
+    assert traj.constraint_violation.max() < 1e-9
+    assert traj.contact_distance.min() > -1e-12
