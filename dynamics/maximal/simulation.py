@@ -535,10 +535,10 @@ class Simulation:
         centre, corrector = np.empty(sys.N), np.empty(sys.N)
         while norm > self.tol:
             if iters >= self.max_iter:
+                mean = ck.mean_product(s, s, 0.0, ia, ib)
                 raise ConvergenceError(f"interior-point method did not converge in {self.max_iter} "
-                                  f"iterations at t = {self.t:.6g} s (residual {norm:.3g}, "
-                                  f"mean complementarity {ck.mean_product(s, s, 0.0, ia, ib):.3g}"
-                                  f", tol {self.tol:g})")
+                                       f"iterations at t = {self.t:.6g} s (residual {norm:.3g}, "
+                                       f"mean complementarity {mean:.3g}, tol {self.tol:g})")
             mu = ck.mean_product(s, s, 0.0, ia, ib)
             # predictor (affine scaling) direction; it only sets σ and the second-order
             # term, so it skips the iterative refinement of the corrector
@@ -561,7 +561,7 @@ class Simulation:
             sys.barrier = 0.0
             if found is None:
                 raise ConvergenceError(f"interior-point line search failed at t = {self.t:.6g} s "
-                                  f"(residual {norm:.3g}, target {target:.3g})")
+                                       f"(residual {norm:.3g}, target {target:.3g})")
             s, f = found
             f[row] += target
             norm = _norm(f)
@@ -585,11 +585,12 @@ class Simulation:
         while norm >= self.tol:
             if len(history) > self.max_iter:
                 raise ConvergenceError(f"Newton did not converge in {self.max_iter} iterations at "
-                                  f"t = {self.t:.6g} s (residual {norm:.3g}, tol {self.tol:g})")
+                                       f"t = {self.t:.6g} s (residual {norm:.3g}, "
+                                       f"tol {self.tol:g})")
             found = _backtrack(sys.residual, s, sys.solve_linear(s, f), 1.0, norm, _norm)
             if found is None:
                 raise ConvergenceError(f"line search failed at t = {self.t:.6g} s (residual "
-                                  f"{norm:.3g}, tol {self.tol:g}); |ω| may approach 2/Δt")
+                                       f"{norm:.3g}, tol {self.tol:g}); |ω| may approach 2/Δt")
             s, f = found
             norm = _norm(f)
             history.append(norm)
@@ -603,18 +604,18 @@ class Simulation:
         norm = history[-1]
         if code == NewtonStatus.ITERATION_CAP:
             raise ConvergenceError(f"Newton did not converge in {self.max_iter} iterations at "
-                              f"t = {self.t:.6g} s (residual {norm:.3g}, tol {self.tol:g})")
+                                   f"t = {self.t:.6g} s (residual {norm:.3g}, tol {self.tol:g})")
         if code == NewtonStatus.LINE_SEARCH_FAILED:
             raise ConvergenceError(f"line search failed at t = {self.t:.6g} s (residual "
-                              f"{norm:.3g}, tol {self.tol:g}); |ω| may approach 2/Δt")
+                                   f"{norm:.3g}, tol {self.tol:g}); |ω| may approach 2/Δt")
         if code == NewtonStatus.NONFINITE:
             raise NewtonError(f"the Newton matrix became non-finite at t = {self.t:.6g} s")
         if code == NewtonStatus.RATE_LIMIT:
             raise self._rate_error(pos, self.w)
         node = int(self.system.analysis.order[pos])
         raise SingularStepError(f"singular pivot block at node {node} of the mechanism graph "
-                          f"({self._node_name(node)}) at t = {self.t:.6g} s: the joints "
-                          "are redundant or at a singular configuration")
+                                f"({self._node_name(node)}) at t = {self.t:.6g} s: the joints "
+                                "are redundant or at a singular configuration")
 
     def _node_name(self, node: int) -> str:
         nb = self.model.n_bodies
@@ -637,12 +638,18 @@ class Simulation:
         try:
             return self._step_once(joint_forces)
         except _HALVED_ERRORS as failed:
-            if self.halvings <= 0:
-                raise
-            try:
-                return self._halved_step(joint_forces)
-            except NewtonError as exc:
-                raise failed from exc
+            return self._retry_in_halves(failed, joint_forces)
+
+    def _retry_in_halves(self, failed: NewtonError, joint_forces) -> int:
+        """The step that failed with ``failed`` taken in halves (:meth:`_halved_step`);
+        ``failed`` raised if :attr:`halvings` is 0 or the halves fail too (then with what
+        they raised as its cause)."""
+        if self.halvings <= 0:
+            raise failed
+        try:
+            return self._halved_step(joint_forces)
+        except NewtonError as exc:
+            raise failed from exc
 
     def _halved_step(self, joint_forces) -> int:
         """The step from ``t`` to ``t + Δt`` taken by a simulation of ``Δt/2`` (made once; its
@@ -661,7 +668,7 @@ class Simulation:
         half = self._half
         if half is None:
             half = self._half = Simulation(self.spec, 0.5 * self.dt, self.tol, self.max_iter,
-                                           self._backend, halvings=self.halvings - 1)
+                                           self._backend)
         for name in ("warm_start", "refine", "refine_atol", "extrapolate",
                      "contact_extrapolation"):
             setattr(half, name, getattr(self, name))
@@ -792,12 +799,12 @@ class Simulation:
         norm = history[-1]
         if code == NewtonStatus.ITERATION_CAP:
             raise ConvergenceError(f"interior-point method did not converge in {self.max_iter} "
-                              f"iterations at t = {self.t:.6g} s (residual {norm:.3g}, "
-                              f"mean complementarity {self.system.mean_complementarity():.3g}"
-                              f", tol {self.tol:g})")
+                                   f"iterations at t = {self.t:.6g} s (residual {norm:.3g}, "
+                                   f"mean complementarity {self.system.mean_complementarity():.3g}"
+                                   f", tol {self.tol:g})")
         if code == NewtonStatus.LINE_SEARCH_FAILED:
             raise ConvergenceError(f"interior-point line search failed at t = {self.t:.6g} s "
-                              f"(residual {norm:.3g}, target {target:.3g})")
+                                   f"(residual {norm:.3g}, target {target:.3g})")
         self._raise(code, pos, history)
 
     def _extrapolated_guess(self) -> np.ndarray | None:
@@ -955,14 +962,8 @@ class Simulation:
                 self._previous = None
                 self._contact_error(code, pos, target, history)
             self._raise(code, pos, history)
-        except _HALVED_ERRORS as err:
-            if self.halvings <= 0:
-                raise
-            failed = err
-        try:
-            iterations = self._halved_step(None)
-        except NewtonError as exc:
-            raise failed from exc
+        except _HALVED_ERRORS as failed:
+            iterations = self._retry_in_halves(failed, None)
         xs, qs, vs, ws, its = record
         xs[k], qs[k], vs[k], ws[k], its[k] = self.x, self.q, self.v, self.w, iterations
         if cols is not None:

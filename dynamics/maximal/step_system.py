@@ -141,8 +141,8 @@ class ConvergenceError(NewtonError):
 class SingularStepError(NewtonError):
     """The step's Newton matrix has a singular pivot block: redundant joints, or an iterate
     at a singular configuration of the mechanism (e.g. a closed-loop leg stretched straight).
-    A :class:`NewtonError`; :attr:`.Simulation.halvings` retries such a step in halves before
-    raising it (redundant joints fail in halves too)."""
+    A :class:`NewtonError`, raised at once: :attr:`.Simulation.halvings` does not retry it
+    (redundant joints stay singular in halves)."""
 
 
 def omega_scalar(w: np.ndarray, dt: float) -> np.ndarray:
