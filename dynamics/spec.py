@@ -169,6 +169,19 @@ class Joint:
     coordinate of the joint; ``spring_offset`` is the spring's rest coordinate vector (default
     zeros). ``actuated`` joints accept controller inputs (forces/torques along the minimal
     coordinates, eq. 1 of Brüdigam et al. 2023).
+
+    ``lower`` and ``upper`` (``dof`` entries each, ``-inf`` / ``inf`` for an unbounded
+    coordinate; default: no limits) bound the joint's minimal coordinates: hard stops that
+    ``dynamics.maximal`` enforces as frictionless unilateral constraints of the step (like the
+    contacts of eq. 22-28, solved by the interior-point method), one per finite bound.
+    Translational coordinates take any bounds with ``lower < upper`` (one side may be
+    infinite). The angle of a joint with one rotational degree of freedom (revolute,
+    cylindrical, planar, ...) takes two finite bounds with ``upper - lower < 2π``: the stops of
+    a range within one turn (a step measures the angle continuously from its start, so a fast
+    joint cannot jump the stops through the far side of the turn). The rotation vector of a
+    three-rotational-DOF joint (spherical, floating, ``*_free``) takes no bounds (cone limits
+    are not modelled). ``dynamics.minimal`` does not model limits (as it
+    does not model contacts).
     """
 
     name: str
@@ -183,6 +196,8 @@ class Joint:
     damper: float = 0.0
     spring_offset: np.ndarray | None = None
     actuated: bool = False
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
 
     def __post_init__(self):
         t = JOINT_ALIASES.get(self.type, self.type)
@@ -215,6 +230,50 @@ class Joint:
         if self.spring_offset is not None:
             object.__setattr__(self, "spring_offset",
                                _vector(self.spring_offset, self.dof, f"{w} spring_offset"))
+        self._check_limits(w)
+
+    def _check_limits(self, w: str) -> None:
+        """Validate and store ``lower`` / ``upper`` (``None`` stays ``None``)."""
+        if self.lower is None and self.upper is None:
+            return
+        bounds = {}
+        for key, default in (("lower", -np.inf), ("upper", np.inf)):
+            val = getattr(self, key)
+            a = np.full(self.dof, default) if val is None else \
+                np.array(val, dtype=float).reshape(-1)
+            if a.shape != (self.dof,):
+                raise SpecError(f"{w} {key} must have {self.dof} entries (one per minimal "
+                                f"coordinate of a {self.type} joint), got {np.shape(val)}")
+            if np.any(np.isnan(a)):
+                raise SpecError(f"{w} {key} contains NaN")
+            a.setflags(write=False)
+            bounds[key] = a
+        lo, hi = bounds["lower"], bounds["upper"]
+        for i in range(self.dof):
+            if not lo[i] < hi[i]:
+                raise SpecError(f"{w}: coordinate {i} needs lower < upper, got "
+                                f"[{lo[i]}, {hi[i]}]")
+            bounded = np.isfinite(lo[i]) or np.isfinite(hi[i])
+            if not bounded or i < self.translational_dof:
+                continue
+            if self.rotational_dof == 3:
+                raise SpecError(f"{w}: the rotation vector of a {self.type} joint (coordinate "
+                                f"{i}) takes no limits; only translational coordinates and the "
+                                "angle of one rotational degree of freedom do")
+            if not (np.isfinite(lo[i]) and np.isfinite(hi[i]) and hi[i] - lo[i] < 2.0 * np.pi):
+                raise SpecError(f"{w}: the angle (coordinate {i}) needs both limits within one "
+                                f"turn (upper - lower < 2π), got [{lo[i]}, {hi[i]}]")
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+
+    @property
+    def limits(self) -> tuple[tuple[int, float, float], ...]:
+        """``(coordinate, lower, upper)`` of every coordinate with a finite bound."""
+        if self.lower is None:
+            return ()
+        return tuple((i, float(lo), float(hi)) for i, (lo, hi)
+                     in enumerate(zip(self.lower, self.upper, strict=True))
+                     if np.isfinite(lo) or np.isfinite(hi))
 
     @property
     def selections(self) -> tuple[str, str]:

@@ -41,8 +41,8 @@ URDF_JOINT_TYPES = {"revolute": "revolute", "continuous": "revolute", "prismatic
 MIMIC_MODES = ("independent", "error")
 #: Name of the floating joint added by ``load_urdf(..., floating_base=True)`` (Pinocchio's name).
 ROOT_JOINT = "root_joint"
-#: Position, velocity and effort bound written for revolute and prismatic joints (urdfdom needs
-#: a ``<limit>``; spec joints are unbounded).
+#: Position (where a joint has no limit), velocity and effort bound written for revolute and
+#: prismatic joints (urdfdom needs a ``<limit>``).
 _BIG = 1e9
 
 
@@ -134,7 +134,8 @@ def _parse(source) -> ET.Element:
 
 
 def load_urdf(path_or_string, *, floating_base: bool = False,
-              name: str | None = None, mimic: str = "independent") -> MechanismSpec:
+              name: str | None = None, mimic: str = "independent",
+              limits: bool = False) -> MechanismSpec:
     """Read a URDF kinematic tree as a :class:`~dynamics.spec.MechanismSpec`.
 
     Parameters
@@ -155,6 +156,13 @@ def load_urdf(path_or_string, *, floating_base: bool = False,
         URDF parser does by default. ``"error"``: :class:`SpecError` naming the joint, the
         joint it mimics, the multiplier and the offset (URDF defaults 1 and 0), for callers
         that must not simulate a coupled mechanism as an uncoupled one.
+    limits : bool
+        If true, the ``<limit lower upper>`` of ``revolute`` and ``prismatic`` joints become
+        the spec joints' ``lower`` / ``upper`` (hard stops in ``dynamics.maximal``). A
+        revolute range of a whole turn or more, or an empty one (``lower >= upper``, e.g.
+        both attributes missing: URDF's default 0), is loaded without limits, with a
+        :class:`UrdfWarning`. Default false: the joints are unbounded, as in Pinocchio's
+        dynamics, which keeps the limits as data only.
 
     Returns
     -------
@@ -163,7 +171,8 @@ def load_urdf(path_or_string, *, floating_base: bool = False,
         by joint name (urdfdom's order, not file order). Bodies in the order of their joints.
         URDF ``continuous`` joints become ``"revolute"``, ``planar`` joints ``"planar"`` (plane
         normal to the axis plus rotation about it), ``floating`` joints ``"floating"``.
-        ``<dynamics damping>`` sets ``Joint.damper``; limits and friction are ignored; movable
+        ``<dynamics damping>`` sets ``Joint.damper``; limits are read with ``limits=True``
+        (else ignored), friction is ignored; movable
         joints other than floating ones are ``actuated``. The axis of fixed and floating
         joints is ignored (``<axis xyz="0 0 0"/>`` is common there). ``<visual>``,
         ``<collision>`` (``package://`` meshes), ``<transmission>`` and ``<gazebo>`` are not
@@ -242,7 +251,7 @@ def load_urdf(path_or_string, *, floating_base: bool = False,
     if not links:
         raise SpecError(f"URDF robot {rname!r} has no <link> elements: there is nothing to "
                         "load")
-    urdf_joints = _read_joints(robot, links, mimic)
+    urdf_joints = _read_joints(robot, links, mimic, limits)
     order, root = _depth_first(urdf_joints, links)
     anchor = None if floating_base else root
     group, owner = _merge_massless(order, urdf_joints, links, anchor)
@@ -276,7 +285,8 @@ def load_urdf(path_or_string, *, floating_base: bool = False,
             jn, j["type"], WORLD if parent == anchor else parent, child,
             parent_point=point if parent == anchor else point - props[parent][1],
             child_point=0.0 - c, axis=j["axis"], orientation_offset=quat.multiply(q_op, j["q"]),
-            damper=j["damping"], actuated=j["type"] not in ("fixed", "floating")))
+            damper=j["damping"], actuated=j["type"] not in ("fixed", "floating"),
+            lower=j.get("lower"), upper=j.get("upper")))
     if not bodies:
         if len(links) == 1:
             raise SpecError(f"URDF robot {rname!r} has a single link {root!r} and no joints: with "
@@ -295,8 +305,10 @@ def load_urdf(path_or_string, *, floating_base: bool = False,
     return MechanismSpec(bodies, joints, name=name or rname, frames=frames)
 
 
-def _read_joints(robot: ET.Element, links: dict, mimic: str = "independent") -> dict:
-    """URDF joints by name as dicts (type mapped to spec types); checks the tree structure."""
+def _read_joints(robot: ET.Element, links: dict, mimic: str = "independent",
+                 limits: bool = False) -> dict:
+    """URDF joints by name as dicts (type mapped to spec types; with ``limits`` the
+    ``lower`` / ``upper`` of revolute and prismatic joints); checks the tree structure."""
     joints, parent_joint = {}, {}
     for el in robot.findall("joint"):
         jn, jt = el.get("name"), el.get("type")
@@ -341,7 +353,25 @@ def _read_joints(robot: ET.Element, links: dict, mimic: str = "independent") -> 
                           f"joint {jn!r} damping", (0.0,))[0]
         joints[jn] = dict(type=URDF_JOINT_TYPES[jt], parent=ends[0], child=ends[1], xyz=xyz,
                           q=q_off, axis=axis, damping=damping)
+        if limits and jt in ("revolute", "prismatic") and el.find("limit") is not None:
+            joints[jn].update(_limits(el.find("limit"), jn, jt))
     return joints
+
+
+def _limits(el: ET.Element, jn: str, jt: str) -> dict:
+    """``{"lower": [lo], "upper": [hi]}`` of a ``<limit>``, or ``{}`` (with a warning) for a
+    range the spec cannot hold."""
+    lo = _floats(el.get("lower"), 1, f"joint {jn!r} limit lower", (0.0,))[0]
+    hi = _floats(el.get("upper"), 1, f"joint {jn!r} limit upper", (0.0,))[0]
+    if not lo < hi:
+        why = "an empty range (lower >= upper)"
+    elif jt == "revolute" and hi - lo >= 2.0 * np.pi:
+        why = "a range of a whole turn or more"
+    else:
+        return {"lower": [lo], "upper": [hi]}
+    warnings.warn(f"joint {jn!r}: <limit lower={lo:g} upper={hi:g}> is {why}; loaded "
+                  "without limits", UrdfWarning, stacklevel=4)
+    return {}
 
 
 def _depth_first(joints: dict, links: dict) -> tuple[list[str], str]:
@@ -464,7 +494,8 @@ def write_urdf(spec: MechanismSpec) -> str:
     Each body becomes a link whose frame is its parent joint's frame at zero coordinates (the
     body orientation, origin at the joint point), with ``<inertial>`` at ``xyz = -child_point``,
     ``rpy = 0``. The root link ``"world"`` is massless. Revolute and prismatic joints get
-    ``<limit>`` bounds of ±1e9 (urdfdom requires them); ``damper`` becomes
+    ``<limit>`` bounds: the joint's ``lower`` / ``upper``, or ±1e9 where it has none (urdfdom
+    requires them); ``damper`` becomes
     ``<dynamics damping>``. ``load_urdf(write_urdf(spec))`` reproduces the spec (the
     orientation offsets up to sign).
 
@@ -524,7 +555,9 @@ def write_urdf(spec: MechanismSpec) -> str:
         ET.SubElement(el, "origin", xyz=_text(xyz), rpy=_text(_rpy(j.orientation_offset)))
         ET.SubElement(el, "axis", xyz=_text(j.axis))
         if j.type in ("revolute", "prismatic"):
-            ET.SubElement(el, "limit", lower=repr(-_BIG), upper=repr(_BIG), effort=repr(_BIG),
+            lo, hi = (-_BIG, _BIG) if j.lower is None else (
+                max(float(j.lower[0]), -_BIG), min(float(j.upper[0]), _BIG))
+            ET.SubElement(el, "limit", lower=repr(lo), upper=repr(hi), effort=repr(_BIG),
                           velocity=repr(_BIG))
         if j.damper:
             ET.SubElement(el, "dynamics", damping=repr(j.damper), friction="0.0")

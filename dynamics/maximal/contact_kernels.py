@@ -9,7 +9,10 @@ interior-point iteration (Brüdigam et al. 2023, §3.3-3.5 eq. 22-29, App. D).
 
 Geometry kinds (``kind``): ``0`` body point vs the ground plane, ``1`` sphere vs the ground,
 ``2`` sphere vs sphere (body ``a`` and ``b``), ``3`` sphere (body ``a``) vs box (body ``b``,
-half extents ``half``). The second body of a ground contact is ``-1``.
+half extents ``half``), ``4`` a joint limit: coordinate ``limit[c, 1]`` of joint ``limit[c, 0]``
+against ``bound[c]`` (:class:`~.contacts.ContactGroup`), read with the joint constants ``jc``
+(:func:`.contacts.joint_constants`) by the joint kernels of :mod:`.force_kernels`. The second
+body of a ground contact (and of a limit on a joint to the world) is ``-1``.
 
 The public functions allocate their scratch (for calls from Python); the compiled contact step
 calls the private ``_…_into`` versions with the scratch of :func:`contact_work`, made once per
@@ -20,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .force_kernels import _joint_coordinates, _joint_rate_map
 from .newton_kernels import _next_quaternion, _rot
 
 __all__ = ["velocity_maps", "contact_residual", "contact_jacobian", "distances_next",
@@ -33,10 +37,88 @@ def contact_work(max_m):
     """Scratch of the ``_…_into`` kernels for groups of up to ``max_m`` friction directions:
     ``(Q, Qb, v3, v4, grad, f, dirs)`` = two 3×3 rotations, (8, 3) and (2, 4) small vectors,
     the distance gradient (12), the forces ``[γ; β]`` (``1 + max_m``) and the directions
-    (``1 + max_m``, 3). Nothing in them outlives a call."""
+    (``1 + max_m``, 3); then for joint limits ``(E, R, M, W, Qs, c6, T)`` = the two ends'
+    poses (4, 4), a rate map and its scratch (6×12 each), (6, 3, 3) frames, (3, 4)
+    quaternions, coordinates (6) and the two ends' ``∂δθ₂/∂ω₁`` (2, 3, 3). Nothing in them
+    outlives a call."""
     k = 1 + int(max_m)
     return (np.zeros((3, 3)), np.zeros((3, 3)), np.zeros((8, 3)), np.zeros((2, 4)),
-            np.zeros(12), np.zeros(k), np.zeros((k, 3)))
+            np.zeros(12), np.zeros(k), np.zeros((k, 3)),
+            np.zeros((4, 4)), np.zeros((6, 12)), np.zeros((6, 12)), np.zeros((6, 3, 3)),
+            np.zeros((3, 4)), np.zeros(6), np.zeros((2, 3, 3)))
+
+
+# ---------------------------------------------------------------------- joint limits
+@njit(cache=True, inline="always")
+def _limit_poses(s, x, q, dt, c, limit, jc, E, T, at_next):
+    """Poses of limit ``c``'s joint ends (parent, child; the world ``x = 0, q = 1``) into
+    ``E = [x_a, q_a, x_b, q_b]``: at ``(x, q)``, or with ``at_next`` at ``z₂(s)`` (eq. 11, 17)
+    together with each end's ``T = ∂δθ₂/∂ω₁ = Δt (r_s I + r_v r_vᵀ / r_s - [r_v]×)`` for
+    ``q₂ = q₁ ∘ r`` (the body-frame rotation ``δθ₂ = 2 vec(q̄₂ ∘ δq₂)``)."""
+    k = limit[c, 0]
+    for end in range(2):
+        e = jc[0][k] if end == 0 else jc[1][k]
+        xe, qe = E[2 * end, :3], E[2 * end + 1]
+        if e < 0:
+            for i in range(3):
+                xe[i] = 0.0
+            qe[0], qe[1], qe[2], qe[3] = 1.0, 0.0, 0.0, 0.0
+        elif not at_next:
+            for i in range(3):
+                xe[i] = x[e, i]
+            for i in range(4):
+                qe[i] = q[e, i]
+        else:
+            o = 6 * e
+            for i in range(3):
+                xe[i] = x[e, i] + dt * s[o + i]
+            ws = _next_quaternion(q[e], s[o + 3:o + 6], dt, qe)
+            h = 0.5 * dt
+            rs = h * ws
+            r0, r1, r2 = h * s[o + 3], h * s[o + 4], h * s[o + 5]
+            Te = T[end]
+            for i in range(3):
+                ri = r0 if i == 0 else (r1 if i == 1 else r2)
+                Te[i, 0] = dt * (ri * r0 / rs)
+                Te[i, 1] = dt * (ri * r1 / rs)
+                Te[i, 2] = dt * (ri * r2 / rs)
+                Te[i, i] += dt * rs
+            Te[0, 1] += dt * r2
+            Te[0, 2] -= dt * r1
+            Te[1, 0] -= dt * r2
+            Te[1, 2] += dt * r0
+            Te[2, 0] += dt * r1
+            Te[2, 1] -= dt * r0
+
+
+@njit(cache=True, inline="always")
+def _limit_coordinate(c, limit, bound, jc, E, centre_col, work):
+    """The limited coordinate of limit ``c`` at the poses ``E`` (:func:`_limit_poses`); an
+    angle moved by whole turns into ``[centre - π, centre + π)``, ``centre = bound[c,
+    centre_col]`` (the range's middle, or the step's start angle)."""
+    k, i = limit[c, 0], limit[c, 1]
+    _, p_a, p_b, q_off, free, _, tdof, rdof, axis = jc[1:]
+    c6 = work[12]
+    _joint_coordinates(E[0, :3], E[1], E[2, :3], E[3], p_a[k], p_b[k], q_off[k], free[k],
+                       tdof[k], rdof[k], axis[k], c6, work[10], work[11])
+    v = c6[i]
+    if i >= tdof[k]:
+        centre = bound[c, centre_col]
+        d = v - centre + np.pi
+        v = centre + (d - 2.0 * np.pi * np.floor(d / (2.0 * np.pi))) - np.pi
+    return v
+
+
+@njit(cache=True, inline="always")
+def _limit_rate_row(c, limit, jc, E, work):
+    """The limited coordinate's row of the joint's rate map (:func:`.joints.rate_map`) at
+    the poses ``E``: a view (12) into ``work``, columns ``[parent; child]``."""
+    k, i = limit[c, 0], limit[c, 1]
+    p_b, q_off, free, dof, rdof = jc[3][k], jc[4][k], jc[5][k], jc[6][k], jc[8][k]
+    R = work[8]
+    _joint_rate_map(E[0, :3], E[1], E[2, :3], E[3], p_b, q_off, free, dof, rdof, R, work[9],
+                    work[10])
+    return R[i]
 
 
 @njit(cache=True)
@@ -74,21 +156,32 @@ def _box_normal_local(p, half, nl, c, d):
 
 
 @njit(cache=True)
-def velocity_maps(x, q, m, body, other, kind, point, radius, radius_b, half, P):
+def velocity_maps(x, q, m, body, other, kind, point, radius, radius_b, half, limit, bound, jc, P):
     """``P`` (n, 1 + m, 12) at ``z₁``: the contact point's relative velocity map ``[P_a, P_b]``
     along the normal and the ``m`` tangent directions (see :meth:`ContactGroup.velocity_map`)."""
-    _velocity_maps_into(x, q, m, body, other, kind, point, radius, radius_b, half, P,
-                        contact_work(m))
+    _velocity_maps_into(x, q, m, body, other, kind, point, radius, radius_b, half, limit, bound,
+                        jc, P, contact_work(m))
 
 
 @njit(cache=True)
-def _velocity_maps_into(x, q, m, body, other, kind, point, radius, radius_b, half, P, work):
+def _velocity_maps_into(x, q, m, body, other, kind, point, radius, radius_b, half, limit, bound,
+                        jc, P, work):
     """:func:`velocity_maps` with the scratch ``work`` of :func:`contact_work`."""
     n = body.shape[0]
-    Q, Qb, v3, _, _, _, dirs = work
+    Q, Qb, v3, dirs = work[0], work[1], work[2], work[6]
     nrm, t1, t2, pa, pb, tmp, nl = v3[0], v3[1], v3[2], v3[3], v3[4], v3[5], v3[6]
     for c in range(n):
         a, b, k = body[c], other[c], kind[c]
+        if k == 4:                 # a joint limit: σ × its rate-map row, and the start angle
+            E = work[7]
+            _limit_poses(x[0], x, q, 0.0, c, limit, jc, E, work[13], False)
+            row = _limit_rate_row(c, limit, jc, E, work)
+            sg = bound[c, 0]
+            for i in range(6):
+                P[c, 0, i] = sg * row[6 + i]
+                P[c, 0, 6 + i] = sg * row[i] if b >= 0 else 0.0
+            bound[c, 3] = _limit_coordinate(c, limit, bound, jc, E, 2, work)
+            continue
         _rot(q[a], Q)
         if k == 0 or k == 1:
             nrm[0], nrm[1], nrm[2] = 0.0, 0.0, 1.0
@@ -159,14 +252,31 @@ def _velocity_maps_into(x, q, m, body, other, kind, point, radius, radius_b, hal
 
 
 @njit(cache=True, inline="always")
-def _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b, half, grad,
-                   want_grad, work):
+def _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b, half, limit,
+                   bound, jc, grad, want_grad, work):
     """``φ(z₂(ż₁))`` of contact ``c`` and, if ``want_grad``, ``∂φ/∂[ż_a; ż_b]`` in ``grad``;
     ``work``: :func:`contact_work` (its ``Q``, ``v3`` and ``v4``)."""
     a, b, k = body[c], other[c], kind[c]
     oa = 6 * a
     if want_grad:
         grad[:] = 0.0
+    if k == 4:                     # a joint limit: σ (c_i(z₂) - bound), the angle from z₁'s
+        E, T = work[7], work[13]
+        _limit_poses(s, x1, q1, dt, c, limit, jc, E, T, True)
+        sg = bound[c, 0]
+        phi = sg * (_limit_coordinate(c, limit, bound, jc, E, 3, work) - bound[c, 1])
+        if want_grad:
+            row = _limit_rate_row(c, limit, jc, E, work)
+            for i in range(3):
+                grad[i] = sg * dt * row[6 + i]
+                grad[3 + i] = sg * (row[9] * T[1, 0, i] + row[10] * T[1, 1, i]
+                                    + row[11] * T[1, 2, i])
+            if b >= 0:
+                for i in range(3):
+                    grad[6 + i] = sg * dt * row[i]
+                    grad[9 + i] = sg * (row[3] * T[0, 0, i] + row[4] * T[0, 1, i]
+                                        + row[5] * T[0, 2, i])
+        return phi
     if k == 1:
         if want_grad:
             grad[2] = dt
@@ -250,33 +360,34 @@ def _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
 
 
 @njit(cache=True)
-def distances_next(s, x1, q1, dt, body, other, kind, point, radius, radius_b, half, out):
+def distances_next(s, x1, q1, dt, body, other, kind, point, radius, radius_b, half, limit, bound,
+                   jc, out):
     """``φ(z₂)`` of every contact of the group for the unknowns ``s``."""
     work = contact_work(0)
     for c in range(body.shape[0]):
         out[c] = _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
-                                half, work[4], False, work)
+                                half, limit, bound, jc, work[4], False, work)
 
 
 @njit(cache=True)
 def contact_residual(s, x1, q1, dt, barrier, m, body, other, kind, point, radius, radius_b,
-                     half, friction, r0, P, out):
+                     half, limit, bound, jc, friction, r0, P, out):
     """Contact rows (eq. 25-28 with slacks, App. D) and ``-S Pᵀ [γ; β]`` added to the body rows
     of ``out``, in place."""
     _contact_residual_into(s, x1, q1, dt, barrier, m, body, other, kind, point, radius,
-                           radius_b, half, friction, r0, P, out, contact_work(m))
+                           radius_b, half, limit, bound, jc, friction, r0, P, out, contact_work(m))
 
 
 @njit(cache=True, inline="always")
 def _contact_residual_into(s, x1, q1, dt, barrier, m, body, other, kind, point, radius,
-                           radius_b, half, friction, r0, P, out, work):
+                           radius_b, half, limit, bound, jc, friction, r0, P, out, work):
     """:func:`contact_residual` with the scratch ``work`` of :func:`contact_work`."""
     grad, f = work[4], work[5]
     for c in range(body.shape[0]):
         a, b = body[c], other[c]
         r = r0[c]
         phi = _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
-                             half, grad, False, work)
+                             half, limit, bound, jc, grad, False, work)
         g, sp = s[r], s[r + 1]
         out[r] = sp - phi
         out[r + 1] = g * sp - barrier
@@ -312,20 +423,20 @@ def _contact_residual_into(s, x1, q1, dt, barrier, m, body, other, kind, point, 
 
 
 @njit(cache=True)
-def contact_jacobian(s, x1, q1, dt, m, body, other, kind, point, radius, radius_b, half,
-                     friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b, data):
+def contact_jacobian(s, x1, q1, dt, m, body, other, kind, point, radius, radius_b, half, limit,
+                     bound, jc, friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b, data):
     """Contact blocks of ``F`` written into the BlockMatrix buffer ``data``: the contact's
     diagonal block (``k×k``), body-contact ``-S Pᵀ`` (``6×k``) and contact-body
     ``∂(rows)/∂ż`` (``k×6``) per body, all row-major at the given pointers."""
     _contact_jacobian_into(s, x1, q1, dt, m, body, other, kind, point, radius, radius_b, half,
-                           friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b, data, True,
-                           contact_work(m))
+                           limit, bound, jc, friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b,
+                           data, True, contact_work(m))
 
 
 @njit(cache=True, inline="always")
 def _contact_jacobian_into(s, x1, q1, dt, m, body, other, kind, point, radius, radius_b, half,
-                           friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b, data, constant,
-                           work):
+                           limit, bound, jc, friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b,
+                           data, constant, work):
     """:func:`contact_jacobian` with the scratch ``work`` of :func:`contact_work`. With
     ``constant`` false only the entries that depend on ``s`` are written (the complementarity
     entries of the diagonal block and the distance gradient row ``∂φ/∂ż``): the rest (the
@@ -337,8 +448,8 @@ def _contact_jacobian_into(s, x1, q1, dt, m, body, other, kind, point, radius, r
     for c in range(body.shape[0]):
         b = other[c]
         r = r0[c]
-        _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b, half,
-                       grad, True, work)
+        _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b, half, limit,
+                       bound, jc, grad, True, work)
         D = diag_ptr[c]
         if constant:
             for i in range(k * k):

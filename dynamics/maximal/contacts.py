@@ -23,14 +23,25 @@ compiled kernels of :mod:`.contact_kernels` or by the NumPy reference here.
 
 Geometry kinds: ``0`` body point vs ground ``φ = e_zᵀ(x + Q p)``, ``1`` sphere vs ground
 ``φ = e_zᵀ x - r``, ``2`` sphere vs sphere ``φ = |x_a - x_b| - r_a - r_b``, ``3`` sphere
-(``a``) vs box (``b``) ``φ = dist(Q_bᵀ(x_a - x_b), box) - r_a``.
+(``a``) vs box (``b``) ``φ = dist(Q_bᵀ(x_a - x_b), box) - r_a``, ``4`` a joint limit.
+
+A joint limit (``Joint.lower`` / ``upper``) is a frictionless contact between the joint's
+child (``a``) and parent (``b``, the world: ``-1``) on one minimal coordinate ``c_i`` of the
+joint: ``φ = σ (c_i(z₂) - bound)`` with ``σ = +1`` for a lower and ``-1`` for an upper bound.
+Its velocity map is the coordinate's row of the joint's rate map (:func:`.joints.rate_map`,
+the actuator map of eq. 1) times ``σ``, so the stop acts on the bodies as a joint force or
+torque does; ``∂φ/∂ż`` is that row at ``z₂`` through ``∂z₂/∂ż₁`` (eq. 11, 17). An angle is
+read within one turn: at ``z₁`` about the middle of its range, and at ``z₂`` continuously from
+its value at ``z₁`` (the step's start, :meth:`ContactGroup.velocity_map` records it), so a step
+that turns the joint by less than half a turn cannot pass a stop through the far side.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import quaternion as quat
-from ..spec import BodyContact
+from ..spec import BodyContact, MechanismSpec
+from . import joints as jt
 
 __all__ = ["ContactGroup", "contact_groups"]
 
@@ -44,7 +55,57 @@ def friction_basis(m: int) -> np.ndarray:
     return np.column_stack([np.cos(a), np.sin(a), np.zeros(m)])
 
 
-GROUND_POINT, GROUND_SPHERE, SPHERE_SPHERE, SPHERE_BOX = 0, 1, 2, 3
+GROUND_POINT, GROUND_SPHERE, SPHERE_SPHERE, SPHERE_BOX, JOINT_LIMIT = 0, 1, 2, 3, 4
+
+
+def wrap_angle(a, centre):
+    """``a`` moved by whole turns into ``[centre - π, centre + π)``."""
+    d = a - centre + np.pi
+    return centre + (d - 2.0 * np.pi * np.floor(d / (2.0 * np.pi))) - np.pi
+
+
+class JointLimit:
+    """One finite bound of a joint coordinate, as :func:`contact_groups` makes it a contact.
+
+    ``joint``: index in the spec's joints; ``coordinate``: index among the joint's minimal
+    coordinates; ``sign``: ``+1`` lower, ``-1`` upper; ``middle``: the middle of an angle's
+    range (where it is read from, :func:`wrap_angle`), ``0`` for a translation.
+    """
+
+    def __init__(self, name, joint, coordinate, sign, bound, middle, rotational):
+        self.name, self.joint, self.coordinate = name, joint, coordinate
+        self.sign, self.bound, self.middle, self.rotational = sign, bound, middle, rotational
+        self.friction_directions = 0
+        self.radius = self.friction = 0.0
+
+
+def joint_constants(js: jt.JointSet | None) -> tuple:
+    """``(parent, child, p_a, p_b, q_off, free, dof, tdof, rdof, rot_axis)`` of the joints, the
+    tuple the compiled limit kernels read (:mod:`.contact_kernels`); empty arrays of the same
+    types without joints."""
+    if js is None:
+        i, f = np.zeros(0, dtype=np.int64), np.zeros((0, 3))
+        return (i, i, f, f, np.zeros((0, 4)), np.zeros((0, 6, 6)), i, i, i, f)
+    c = np.ascontiguousarray
+    return (c(js.parent, dtype=np.int64), c(js.child, dtype=np.int64), c(js.p_a), c(js.p_b),
+            c(js.q_off), c(js.free), c(js.dof, dtype=np.int64),
+            c(js.translational_dof, dtype=np.int64), c(js.rotational_dof, dtype=np.int64),
+            c(js.rot_axis))
+
+
+def joint_limits(spec: MechanismSpec) -> list[JointLimit]:
+    """The finite bounds of the spec's joints, named ``"<joint>.lower"`` / ``"<joint>.upper"``
+    (``"<joint>.lower[i]"`` for coordinate ``i`` of a joint with more than one)."""
+    out = []
+    for k, j in enumerate(spec.joints):
+        for i, lo, hi in j.limits:
+            rot = i >= j.translational_dof
+            mid = 0.5 * (lo + hi) if rot else 0.0
+            tag = "" if j.dof == 1 else f"[{i}]"
+            for sign, bound, side in ((1.0, lo, "lower"), (-1.0, hi, "upper")):
+                if np.isfinite(bound):
+                    out.append(JointLimit(f"{j.name}.{side}{tag}", k, i, sign, bound, mid, rot))
+    return out
 
 
 def tangent_basis(normal: np.ndarray, m: int) -> np.ndarray:
@@ -91,16 +152,41 @@ class ContactGroup:
     radius_b : (n,) sphere radius of ``b`` (kind 2) ; half : (n, 3) box half extents (kind 3)
     friction : (n,) ; m : int ; size : int  (block size ``2`` or ``4 + 2m``)
     nodes : (n,) int  graph nodes, set by the step system
+    limit : (n, 2) int  ``[joint, coordinate]`` of a joint limit (kind 4), ``-1`` otherwise
+    bound : (n, 4)  ``[σ, bound, middle, start]`` of a joint limit: sign, bound, middle of an
+        angle's range and the coordinate at the step's start ``z₁`` (set with ``P``), zeros
+        otherwise
+    joints : the mechanism's :class:`.joints.JointSet` (limits read it)
     """
 
-    def __init__(self, contacts, body_index, m: int):
+    def __init__(self, contacts, body_index, m: int, joints: jt.JointSet | None = None):
         self.names = tuple(c.name for c in contacts)
         n = len(contacts)
-        self.body = np.array([body_index[c.body] for c in contacts], dtype=np.int64)
+        lim = [isinstance(c, JointLimit) for c in contacts]
+        if any(lim) and (m or joints is None):
+            raise ValueError("joint limits go into the frictionless group, with the joints")
+        self.joints = joints
+        self._joint_constants = joint_constants(joints)
+        self.limit = np.array([[c.joint, c.coordinate] if isinstance(c, JointLimit) else [-1, -1]
+                               for c in contacts], dtype=np.int64).reshape(n, 2)
+        self.bound = np.array([[c.sign, c.bound, c.middle, c.middle]
+                               if isinstance(c, JointLimit) else [0.0] * 4 for c in contacts],
+                              dtype=float).reshape(n, 4)
+        self.is_limit = np.array(lim, dtype=bool)
+        self.any_limit = bool(self.is_limit.any())
+        self._rotational = np.array([isinstance(c, JointLimit) and c.rotational
+                                     for c in contacts], dtype=bool)
+        self.body = np.array([body_index[c.body] if not isinstance(c, JointLimit) else -1
+                              for c in contacts], dtype=np.int64)
         self.other = np.array([body_index[c.other] if isinstance(c, BodyContact) else -1
                                for c in contacts], dtype=np.int64)
+        if self.any_limit:                # a limit: the joint's child (a) and parent (b)
+            jk = self.limit[self.is_limit, 0]
+            self.body[self.is_limit] = joints.child[jk]
+            self.other[self.is_limit] = joints.parent[jk]
         kinds = {"point": GROUND_POINT, "sphere": GROUND_SPHERE}
-        self.kind = np.array([(SPHERE_SPHERE if c.kind == "sphere" else SPHERE_BOX)
+        self.kind = np.array([JOINT_LIMIT if isinstance(c, JointLimit) else
+                              (SPHERE_SPHERE if c.kind == "sphere" else SPHERE_BOX)
                               if isinstance(c, BodyContact) else kinds[c.kind]
                               for c in contacts], dtype=np.int64)
         self.point = np.array([getattr(c, "point", np.zeros(3)) for c in contacts],
@@ -111,7 +197,7 @@ class ContactGroup:
         self.radius_b = np.array([getattr(c, "other_radius", 0.0) for c in contacts], dtype=float)
         self.half = np.array([getattr(c, "half_extents", np.zeros(3)) for c in contacts],
                              dtype=float).reshape(n, 3)
-        self.pair = self.other >= 0
+        self.pair = (self.other >= 0) & ~self.is_limit
         self.any_pair = bool(self.pair.any())
         self.friction = np.array([c.friction for c in contacts], dtype=float)
         self.m = int(m)
@@ -125,15 +211,50 @@ class ContactGroup:
 
     def describe(self, k: int) -> str:
         """``"contact 'name'"`` with what it touches, for error messages."""
+        if self.is_limit[k]:
+            return f"joint limit {self.names[k]!r}"
         what = "the ground" if self.other[k] < 0 else "another body"
         return f"contact {self.names[k]!r} (against {what})"
 
     # ------------------------------------------------------------------ geometry
-    def distance(self, x, q) -> np.ndarray:
-        """Signed distances ``φ`` (eq. 25) for states with optional leading axes; (..., n)."""
+    def distance(self, x, q, *, from_start: bool = False) -> np.ndarray:
+        """Signed distances ``φ`` (eq. 25) for states with optional leading axes; (..., n).
+
+        A joint limit's angle is read about the middle of its range, or with ``from_start``
+        continuously from the angle at the step's start (``bound[:, 3]``, the distances of a
+        step's ``z₂``)."""
         z = x[..., self.body, 2]
         if self._all_spheres:                      # no rotation needed (hot path)
             return z - self.radius
+        if self.any_limit:
+            out = self._distance_contacts(x, q)
+            lim = self.is_limit
+            c = self._limit_coordinates(x, q)
+            centre = self.bound[lim, 3 if from_start else 2]
+            c = np.where(self._rotational[lim], wrap_angle(c, centre), c)
+            out[..., lim] = self.bound[lim, 0] * (c - self.bound[lim, 1])
+            return out
+        return self._distance_contacts(x, q)
+
+    def _limit_coordinates(self, x, q) -> np.ndarray:
+        """The limited coordinates ``c_i`` of the limits' joints at ``(x, q)``: (..., n_limits)."""
+        jk, ci = self.limit[self.is_limit].T
+        c = jt.minimal_coordinates(self.joints, *jt.endpoint_states(self.joints, x, q))
+        return c[..., jk, ci]
+
+    def _limit_rows(self, x, q) -> np.ndarray:
+        """``σ`` times the limited coordinates' rate-map rows at ``(x, q)``, reordered to
+        ``[child (a), parent (b)]``: (n_limits, 12)."""
+        jk, ci = self.limit[self.is_limit].T
+        R = jt.rate_map(self.joints, *jt.endpoint_states(self.joints, x, q))[jk, ci]
+        R = self.bound[self.is_limit, :1] * R
+        out = np.concatenate([R[:, 6:], R[:, :6]], axis=1)
+        out[self.other[self.is_limit] < 0, 6:] = 0.0          # the world parent
+        return out
+
+    def _distance_contacts(self, x, q) -> np.ndarray:
+        """:meth:`distance` of the contacts (a limit's entry is meaningless)."""
+        z = x[..., self.body, 2]
         out = np.where(self.sphere, z - self.radius,
                        z + quat.rotate(q[..., self.body, :], self.point)[..., 2])
         if self.any_pair:
@@ -187,6 +308,13 @@ class ContactGroup:
             Pb = np.concatenate([dirs, np.einsum("nji,nkj->nki", Qb,
                                                  np.cross(pb[:, None], dirs))], axis=2)
             P[:, :, 6:] = np.where(self.pair[:, None, None], -Pb, 0.0)
+        if self.any_limit:
+            # a limit: its coordinate's rate-map row; and the step's start angle
+            P[self.is_limit, 0] = self._limit_rows(x, q)
+            lim = self.is_limit
+            c = self._limit_coordinates(x, q)
+            self.bound[lim, 3] = np.where(self._rotational[lim],
+                                          wrap_angle(c, self.bound[lim, 2]), c)
         return P
 
     def distance_jacobian(self, x2, q2, dq2_dw, dt) -> np.ndarray:
@@ -216,12 +344,28 @@ class ContactGroup:
             out[:, :3] = np.where(pair, dt * gx, out[:, :3])
             out[:, 6:9] = np.where(pair, -dt * gx, 0.0)
             out[:, 9:] = np.where(box, dqb, 0.0)
+        if self.any_limit:
+            # the rate-map row at z₂ times ∂z₂/∂ż₁: Δt for v, and for ω the body-frame
+            # rotation δθ = 2 vec(q̄₂ ∘ δq₂) of ∂q₂/∂ω₁
+            lim = self.is_limit
+            row = self._limit_rows(x2, q2)
+            T = 2.0 * (np.swapaxes(quat.L(q2), -1, -2) @ dq2_dw)[:, 1:]      # (nb, 3, 3)
+            a, b = self.body[lim], np.maximum(self.other[lim], 0)
+            g = np.empty((int(lim.sum()), 12))
+            g[:, :3] = dt * row[:, :3]
+            g[:, 3:6] = np.einsum("ni,nij->nj", row[:, 3:6], T[a])
+            g[:, 6:9] = dt * row[:, 6:9]
+            g[:, 9:] = np.einsum("ni,nij->nj", row[:, 9:], T[b])
+            g[self.other[lim] < 0, 6:] = 0.0
+            out[lim] = g
         return out
 
     def kernel_arguments(self) -> tuple:
-        """Geometry arrays in the argument order of :mod:`.contact_kernels`."""
+        """Geometry arrays in the argument order of :mod:`.contact_kernels`: the contacts'
+        ``body, other, kind, point, radius, radius_b, half``, the limits' ``limit, bound``
+        and the joint constants ``jc`` (:func:`.contact_kernels.joint_constants`)."""
         return (self.body, self.other, self.kind, self.point, self.radius, self.radius_b,
-                self.half)
+                self.half, self.limit, self.bound, self._joint_constants)
 
     # ------------------------------------------------------------------ variables
     def split(self, u):
@@ -314,9 +458,12 @@ class ContactGroup:
         return u
 
 
-def contact_groups(spec, body_index) -> list[ContactGroup]:
-    """Group the spec's contacts by their number of friction directions."""
+def contact_groups(spec, body_index, joints: jt.JointSet | None = None) -> list[ContactGroup]:
+    """Group the spec's contacts by their number of friction directions; the joint limits
+    (:func:`joint_limits`) go into the frictionless group, after its contacts. ``joints``:
+    the spec's :class:`.joints.JointSet` (made here when not given)."""
+    joints = jt.joint_set(spec) if joints is None else joints
     by_m: dict[int, list] = {}
-    for c in spec.contacts:
+    for c in (*spec.contacts, *joint_limits(spec)):
         by_m.setdefault(c.friction_directions, []).append(c)
-    return [ContactGroup(cs, body_index, m) for m, cs in sorted(by_m.items())]
+    return [ContactGroup(cs, body_index, m, joints) for m, cs in sorted(by_m.items())]

@@ -73,9 +73,10 @@ class Trajectory:
     ``constraint_violation`` (T,) the maximum absolute joint-constraint residual;
     ``iterations`` (T,) Newton iterations of the step that produced the row (0 at ``t = 0``);
     ``residual_history``: per step, the residual norms of its Newton iterations;
-    ``contact_distance`` (T, n_contacts): the signed distance φ of every contact (columns
-    ``contact_names``); ``complementarity`` (T,): the largest complementarity product
-    (``γ s_φ``, ``β η``, ``ψ s_ψ``) at the step's solution (0 at ``t = 0``).
+    ``contact_distance`` (T, n_contacts): the signed distance φ of every contact and joint
+    limit (columns ``contact_names``; a limit's φ is its coordinate's distance to the bound);
+    ``complementarity`` (T,): the largest complementarity product (``γ s_φ``, ``β η``,
+    ``ψ s_ψ``) at the step's solution (0 at ``t = 0``).
 
     A trajectory returned by :meth:`Simulation.run` holds the states (``t, x, q, v, w``),
     ``iterations`` and what the step loop recorded (residual histories, contact variables);
@@ -404,8 +405,9 @@ class Simulation:
         self.set_state(x, q, v, w)
 
     def _check_initial(self, x, q) -> None:
-        """Refuse an initial pose that opens a loop joint or puts a contact inside the ground
-        or two bodies into each other (:class:`~dynamics.spec.SpecError`)."""
+        """Refuse an initial pose that opens a loop joint, puts a contact inside the ground
+        or two bodies into each other, or a joint outside its limits
+        (:class:`~dynamics.spec.SpecError`)."""
         viol = float(self.model.constraint_violation(x, q))
         if viol > 1e-8:
             raise SpecError(f"the initial joint coordinates violate the joint constraints by "
@@ -414,6 +416,14 @@ class Simulation:
             phi = grp.distance(x, q)
             if np.any(phi < -1e-9):
                 k = int(np.argmin(phi))
+                if grp.is_limit[k]:
+                    j, i = grp.limit[k]
+                    joint = self.spec.joints[j]
+                    raise SpecError(f"joint {joint.name!r} starts outside its limits: coordinate "
+                                    f"{i} is {phi[k]:.3g} beyond its bound "
+                                    f"{grp.bound[k, 1]:.6g} (joint limit {grp.names[k]!r}); "
+                                    f"start within [{joint.lower[i]:.6g}, "
+                                    f"{joint.upper[i]:.6g}]")
                 if grp.other[k] < 0:
                     raise SpecError(f"contact {grp.names[k]!r} is inside the ground at t = 0 "
                                     f"(φ = {phi[k]:.3g} m); start it on or above z = 0")

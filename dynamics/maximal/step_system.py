@@ -242,7 +242,7 @@ class StepSystem:
         js = model.joints
         nb = model.n_bodies
         self.contacts = contact_groups(model.spec, {b.name: i for i, b in
-                                                    enumerate(model.spec.bodies)})
+                                                    enumerate(model.spec.bodies)}, js)
         self.kernels = kernels
         self.barrier = 0.0
         self.constrained = np.flatnonzero(js.n_constraints > 0)
@@ -503,7 +503,8 @@ class StepSystem:
         body_rows = out[:6 * nb].reshape(-1, 6)
         for grp in self.contacts:
             zd = np.hstack([zdot[grp.body], zdot[grp.other]])
-            rows, wrench = grp.residual(s[grp.rows], zd, grp.distance(x2, q2), grp.P,
+            rows, wrench = grp.residual(s[grp.rows], zd, grp.distance(x2, q2, from_start=True),
+                                        grp.P,
                                         self.barrier)
             out[grp.rows] = rows
             np.add.at(body_rows, grp.body, -wrench[:, 0])
