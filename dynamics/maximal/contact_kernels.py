@@ -50,11 +50,11 @@ def contact_work(max_m):
 
 # ---------------------------------------------------------------------- joint limits
 @njit(cache=True, inline="always")
-def _limit_poses(s, x, q, dt, c, limit, jc, E, T, at_next):
+def _limit_poses(s, x, q, dt, c, limit, jc, E, T, at_next, want_T):
     """Poses of limit ``c``'s joint ends (parent, child; the world ``x = 0, q = 1``) into
-    ``E = [x_a, q_a, x_b, q_b]``: at ``(x, q)``, or with ``at_next`` at ``z₂(s)`` (eq. 11, 17)
-    together with each end's ``T = ∂δθ₂/∂ω₁ = Δt (r_s I + r_v r_vᵀ / r_s - [r_v]×)`` for
-    ``q₂ = q₁ ∘ r`` (the body-frame rotation ``δθ₂ = 2 vec(q̄₂ ∘ δq₂)``)."""
+    ``E = [x_a, q_a, x_b, q_b]``: at ``(x, q)``, or with ``at_next`` at ``z₂(s)`` (eq. 11, 17),
+    then with ``want_T`` each end's ``T = ∂δθ₂/∂ω₁ = Δt (r_s I + r_v r_vᵀ / r_s - [r_v]×)``
+    for ``q₂ = q₁ ∘ r`` (the body-frame rotation ``δθ₂ = 2 vec(q̄₂ ∘ δq₂)``)."""
     k = limit[c, 0]
     for end in range(2):
         e = jc[0][k] if end == 0 else jc[1][k]
@@ -73,6 +73,8 @@ def _limit_poses(s, x, q, dt, c, limit, jc, E, T, at_next):
             for i in range(3):
                 xe[i] = x[e, i] + dt * s[o + i]
             ws = _next_quaternion(q[e], s[o + 3:o + 6], dt, qe)
+            if not want_T:
+                continue
             h = 0.5 * dt
             rs = h * ws
             r0, r1, r2 = h * s[o + 3], h * s[o + 4], h * s[o + 5]
@@ -92,16 +94,41 @@ def _limit_poses(s, x, q, dt, c, limit, jc, E, T, at_next):
 
 
 @njit(cache=True, inline="always")
+def _limit_angle(E, q_off, axis, k):
+    """The angle ``2 atan2(aᵀ v, s)`` of ``q_rel = q_off⁻¹ ∘ q_a⁻¹ ∘ q_b`` (``s >= 0``) of
+    joint ``k`` with one rotational degree of freedom, ends' quaternions ``E[1]``, ``E[3]``
+    (:func:`.force_kernels._joint_coordinates` written out on scalars)."""
+    a0, a1, a2, a3 = E[1, 0], E[1, 1], E[1, 2], E[1, 3]
+    b0, b1, b2, b3 = E[3, 0], E[3, 1], E[3, 2], E[3, 3]
+    # ab = conj(a) ∘ b = (a0 b0 + a·b, a0 b - b0 a - a × b)
+    s = a0 * b0 + a1 * b1 + a2 * b2 + a3 * b3
+    x = a0 * b1 - b0 * a1 - (a2 * b3 - a3 * b2)
+    y = a0 * b2 - b0 * a2 - (a3 * b1 - a1 * b3)
+    z = a0 * b3 - b0 * a3 - (a1 * b2 - a2 * b1)
+    o0, o1, o2, o3 = q_off[k, 0], q_off[k, 1], q_off[k, 2], q_off[k, 3]
+    rs = o0 * s + o1 * x + o2 * y + o3 * z
+    rx = o0 * x - s * o1 - (o2 * z - o3 * y)
+    ry = o0 * y - s * o2 - (o3 * x - o1 * z)
+    rz = o0 * z - s * o3 - (o1 * y - o2 * x)
+    if rs < 0.0:
+        rs, rx, ry, rz = -rs, -rx, -ry, -rz
+    return 2.0 * np.arctan2(axis[k, 0] * rx + axis[k, 1] * ry + axis[k, 2] * rz, rs)
+
+
+@njit(cache=True, inline="always")
 def _limit_coordinate(c, limit, bound, jc, E, centre_col, work):
     """The limited coordinate of limit ``c`` at the poses ``E`` (:func:`_limit_poses`); an
     angle moved by whole turns into ``[centre - π, centre + π)``, ``centre = bound[c,
     centre_col]`` (the range's middle, or the step's start angle)."""
     k, i = limit[c, 0], limit[c, 1]
     _, p_a, p_b, q_off, free, _, tdof, rdof, axis = jc[1:]
-    c6 = work[12]
-    _joint_coordinates(E[0, :3], E[1], E[2, :3], E[3], p_a[k], p_b[k], q_off[k], free[k],
-                       tdof[k], rdof[k], axis[k], c6, work[10], work[11])
-    v = c6[i]
+    if i >= tdof[k]:
+        v = _limit_angle(E, q_off, axis, k)
+    else:
+        c6 = work[12]
+        _joint_coordinates(E[0, :3], E[1], E[2, :3], E[3], p_a[k], p_b[k], q_off[k], free[k],
+                           tdof[k], rdof[k], axis[k], c6, work[10], work[11])
+        v = c6[i]
     if i >= tdof[k]:
         centre = bound[c, centre_col]
         d = v - centre + np.pi
@@ -156,6 +183,40 @@ def _box_normal_local(p, half, nl, c, d):
 
 
 @njit(cache=True)
+def open_contacts(s, x1, q1, dt, body, other, kind, point, radius, radius_b, half, limit,
+                  bound, jc, r0, out, work):
+    """The contact rows of a step taken without the frictionless contacts of the group:
+    ``out[r0[c]] = γ = 0`` and ``out[r0[c] + 1] = s_φ = φ(z₂(s))`` (as
+    :func:`distances_next`), each joint limit's start coordinate ``bound[c, 3]`` at ``z₁``
+    set first (as :func:`velocity_maps` does; the lower and upper limit of one coordinate
+    share its evaluation). Returns whether every contact is open (``φ(z₂) >= 0``).
+    ``work``: :func:`contact_work`."""
+    E, T = work[7], work[13]
+    last_k, last_i, value = -1, -1, 0.0
+    ok = True
+    for c in range(body.shape[0]):
+        if kind[c] != 4:
+            phi = _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
+                                 half, limit, bound, jc, work[4], False, work)
+        else:
+            k, i = limit[c, 0], limit[c, 1]
+            if k != last_k or i != last_i:
+                _limit_poses(s, x1, q1, dt, c, limit, jc, E, T, False, False)
+                bound[c, 3] = _limit_coordinate(c, limit, bound, jc, E, 2, work)
+                _limit_poses(s, x1, q1, dt, c, limit, jc, E, T, True, False)
+                value = _limit_coordinate(c, limit, bound, jc, E, 3, work)
+                last_k, last_i = k, i
+            else:
+                bound[c, 3] = bound[c - 1, 3]
+            phi = bound[c, 0] * (value - bound[c, 1])
+        out[r0[c]] = 0.0
+        out[r0[c] + 1] = phi
+        if not phi >= 0.0:
+            ok = False
+    return ok
+
+
+@njit(cache=True)
 def velocity_maps(x, q, m, body, other, kind, point, radius, radius_b, half, limit, bound, jc, P):
     """``P`` (n, 1 + m, 12) at ``z₁``: the contact point's relative velocity map ``[P_a, P_b]``
     along the normal and the ``m`` tangent directions (see :meth:`ContactGroup.velocity_map`)."""
@@ -174,7 +235,7 @@ def _velocity_maps_into(x, q, m, body, other, kind, point, radius, radius_b, hal
         a, b, k = body[c], other[c], kind[c]
         if k == 4:                 # a joint limit: σ × its rate-map row, and the start angle
             E = work[7]
-            _limit_poses(x[0], x, q, 0.0, c, limit, jc, E, work[13], False)
+            _limit_poses(x[0], x, q, 0.0, c, limit, jc, E, work[13], False, False)
             row = _limit_rate_row(c, limit, jc, E, work)
             sg = bound[c, 0]
             for i in range(6):
@@ -262,7 +323,7 @@ def _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
         grad[:] = 0.0
     if k == 4:                     # a joint limit: σ (c_i(z₂) - bound), the angle from z₁'s
         E, T = work[7], work[13]
-        _limit_poses(s, x1, q1, dt, c, limit, jc, E, T, True)
+        _limit_poses(s, x1, q1, dt, c, limit, jc, E, T, True, want_grad)
         sg = bound[c, 0]
         phi = sg * (_limit_coordinate(c, limit, bound, jc, E, 3, work) - bound[c, 1])
         if want_grad:

@@ -31,7 +31,7 @@ from numba import njit
 from graphsolve.lowlevel import STATUS_NONFINITE, refactor_solve, solve_factored
 
 from . import contact_kernels as ck
-from .force_kernels import _applied_forces_into
+from .force_kernels import _applied_forces_into, forced_step_kernel
 from .newton_kernels import (
     _CONVERGED,
     _ITERATION_CAP,
@@ -45,9 +45,11 @@ from .newton_kernels import (
     _rot,
     finish_step,
     start_step,
+    step_kernel,
 )
 
-__all__ = ["contact_step_kernel", "TAU", "WARM_FLOOR"]
+__all__ = ["contact_step_kernel", "step_kernel_plain_first", "plain_first", "TAU",
+           "WARM_FLOOR"]
 
 #: Fraction to the boundary of the interior-point steps (Nocedal & Wright eq. 19.9).
 TAU = 0.995
@@ -208,7 +210,7 @@ def _distance_now_into(x, q, c, body, other, kind, point, radius, radius_b, half
         return x[a, 2] - radius[c]
     if k == 4:                        # a joint limit, its angle about the range's middle
         E = cwork[7]
-        ck._limit_poses(x[0], x, q, 0.0, c, limit, jc, E, cwork[13], False)
+        ck._limit_poses(x[0], x, q, 0.0, c, limit, jc, E, cwork[13], False, False)
         return bound[c, 0] * (ck._limit_coordinate(c, limit, bound, jc, E, 2, cwork)
                               - bound[c, 1])
     Q, v3 = cwork[0], cwork[2]
@@ -254,13 +256,140 @@ def _contact_start(s, u, warm, x1, q1, groups, cwork):
 
 
 @njit(cache=True, error_model="numpy")
+def _plain_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, tol, max_iter,
+                history, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, plain):
+    """The step without contacts (:meth:`.StepSystem.step_compiled` of
+    :meth:`.StepSystem.joint_system`): :func:`.newton_kernels.step_kernel`, or
+    :func:`.force_kernels.forced_step_kernel` with joint springs, dampers or forces, on the
+    state in place. ``plain``: :meth:`.StepSystem._plain_arguments`. Returns ``(code,
+    iterations, position)``."""
+    handle, data, joints, forces_work, newton, s, applied = plain[:7]
+    (parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, free, dof, tdof, rdof,
+     rot_axis, spring, spring_offset, damper, damped_pairs, coupling_dst) = joints
+    G, rate, external, damping, diag_const, coupling = forces_work
+    if applied or has_forces:
+        return forced_step_kernel(
+            x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, max_iter, history,
+            handle, data, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, parent,
+            child, p_a, p_b, q_off, select, free, nc, dof, tdof, rdof, rot_axis, spring,
+            spring_offset, damper, damped_pairs, coupling_dst, jrow, ptr_bj, ptr_jb, G, rate,
+            external, damping, diag_const, coupling, newton)
+    return step_kernel(
+        x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, max_iter, history,
+        handle, data, mass, inertia, dt, gravity_wrench, diag_const, G, parent, child, p_a, p_b,
+        q_off, select, nc, jrow, ptr_bj, ptr_jb, newton)
+
+
+@njit(cache=True, error_model="numpy")
+def _open_contacts(sv, x1, q1, dt, groups, cwork, out):
+    """After a step without contacts to ``z₂`` (``x1, q1`` its ``z₁``, ``sv`` its body
+    velocities in the first rows): each contact's rows of ``out`` get ``γ = 0``,
+    ``s_φ = φ(z₂)`` (:func:`.contact_kernels.open_contacts`); returns whether every contact
+    is open (``φ(z₂) >= 0``)."""
+    ok = True
+    for g in groups:
+        (m, cbody, other, kind, point, radius, radius_b, half, limit, bound, jc, friction,
+         r0) = g[:13]
+        if not ck.open_contacts(sv, x1, q1, dt, cbody, other, kind, point, radius, radius_b,
+                                half, limit, bound, jc, r0, out, cwork):
+            ok = False
+    return ok
+
+
+@njit(cache=True, error_model="numpy")
+def _any_closed(u, groups):
+    """Whether the last step's contact variables ``u`` have a contact with ``γ > s_φ``."""
+    for g in groups:
+        cbody, r0 = g[1], g[12]
+        for c in range(cbody.shape[0]):
+            if u[r0[c]] > u[r0[c] + 1]:
+                return True
+    return False
+
+
+@njit(cache=True, error_model="numpy")
+def _copy_state(src, dst):
+    """Copy the eight state arrays ``(x, q, v, w, λ, previous v, w, λ)`` of ``src`` into
+    those of ``dst``."""
+    dst[0][:] = src[0]
+    dst[1][:] = src[1]
+    dst[2][:] = src[2]
+    dst[3][:] = src[3]
+    dst[4][:] = src[4]
+    dst[5][:] = src[5]
+    dst[6][:] = src[6]
+    dst[7][:] = src[7]
+
+
+@njit(cache=True, error_model="numpy")
+def _store_contacts(s, u, groups):
+    """The contact variables of ``s`` into their rows of ``u``."""
+    for g in groups:
+        m, cbody = g[0], g[1]
+        r0 = g[12]
+        size = 2 if m == 0 else 4 + 2 * m
+        for c in range(cbody.shape[0]):
+            for i in range(size):
+                u[r0[c] + i] = s[r0[c] + i]
+
+
+@njit(cache=True, error_model="numpy")
+def plain_first(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u, s, tol, max_iter,
+                history, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, groups,
+                cwork, plain):
+    """A step of frictionless contacts (:attr:`.StepSystem.inactive_first`) first taken
+    without them: unless the last step's ``u`` closed a contact (``γ > s_φ``), the step of
+    :meth:`.StepSystem.joint_system` (:func:`_plain_step`; ``plain`` =
+    :meth:`.StepSystem._plain_arguments`, then an ``(x, q, v, w, λ, previous v, w, λ)``
+    backup). If it converges with every contact open at its ``z₂`` (:func:`_open_contacts`),
+    it is the step's solution: the state is updated, ``u`` gets ``γ = 0``, ``s_φ = φ(z₂)``
+    (the complementarity exact), ``history`` its residuals. Otherwise the state is restored
+    for :func:`contact_step_kernel`. Returns ``(kept, code, iterations, position)``."""
+    if _any_closed(u, groups):
+        return False, _CONVERGED, 0, -1
+    backup = plain[7]
+    _copy_state((x, q, v, w, lam, prev_v, prev_w, prev_lam), backup)
+    code, it, pos = _plain_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, tol,
+                                max_iter, history, mass, inertia, dt, gravity_wrench,
+                                joint_forces, has_forces, plain)
+    if code == _CONVERGED and _open_contacts(plain[5], x, q, dt, groups, cwork, s):
+        _store_contacts(s, u, groups)
+        return True, code, it, pos
+    _copy_state(backup, (x, q, v, w, lam, prev_v, prev_w, prev_lam))
+    return False, code, it, pos
+
+
+@njit(cache=True, error_model="numpy")
+def step_kernel_plain_first(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u,
+                            warm_start, s, tol, max_iter, refine, refine_atol, history, handle,
+                            data, blocks, mass, inertia, dt, gravity_wrench, joint_forces,
+                            has_forces, joints, groups, pairs, forces_work, work, newton,
+                            s_start, inactive_first, plain):
+    """:func:`contact_step_kernel`, after :func:`plain_first` when ``inactive_first``
+    (:meth:`.StepSystem.contact_step`); returns as :func:`contact_step_kernel`."""
+    if inactive_first:
+        kept, code, it, pos = plain_first(x, q, v, w, lam, prev_v, prev_w, prev_lam,
+                                          extrapolate, u, s, tol, max_iter, history, mass,
+                                          inertia, dt, gravity_wrench, joint_forces, has_forces,
+                                          groups, work[8], plain)
+        if kept:
+            return code, it, pos, 0.0
+    return contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u,
+                               warm_start, s, tol, max_iter, refine, refine_atol, history,
+                               handle, data, blocks, mass, inertia, dt, gravity_wrench,
+                               joint_forces, has_forces, joints, groups, pairs, forces_work,
+                               work, newton, s_start)
+
+
+@njit(cache=True, error_model="numpy")
 def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u, warm_start,
                         s, tol, max_iter, refine, refine_atol, history, handle, data, blocks,
                         mass, inertia, dt, gravity_wrench, joint_forces, has_forces, joints,
                         groups, pairs, forces_work, work, newton, s_start):
     """One whole integrator step with contacts (:meth:`.Simulation.step` with contacts).
 
-    :func:`.newton_kernels.start_step` (update rules, constraint Jacobians at ``z₁``, the
+    :func:`.newton_kernels.start_step`
+ (update rules, constraint Jacobians at ``z₁``, the
     start ``s`` from ``(v, ω, λ)``, possibly extrapolated), the applied forces at ``z₁``
     (:func:`.force_kernels.applied_forces_kernel`), the contact velocity maps ``P`` at ``z₁``,
     the contact rows of the start (:func:`_contact_start`; warm when ``warm_start`` and ``u``
@@ -317,12 +446,6 @@ def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, 
             work, newton)
     if code != _CONVERGED:
         return code, it, pos, target
-    for g in groups:
-        m, cbody = g[0], g[1]
-        r0 = g[12]
-        size = 2 if m == 0 else 4 + 2 * m
-        for c in range(cbody.shape[0]):
-            for i in range(size):
-                u[r0[c] + i] = s[r0[c] + i]
+    _store_contacts(s, u, groups)
     code, it, pos = finish_step(code, it, pos, x, q, v, w, lam, x1, q1, s, nc, jrow)
     return code, it, pos, 0.0

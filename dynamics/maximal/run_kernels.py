@@ -23,7 +23,7 @@ from __future__ import annotations
 from numba import njit
 
 from .force_kernels import forced_step_kernel
-from .interior_point_kernels import contact_step_kernel
+from .interior_point_kernels import contact_step_kernel, plain_first
 from .newton_kernels import _CONVERGED, step_kernel
 
 __all__ = ["joint_run_kernel", "contact_run_kernel"]
@@ -108,8 +108,8 @@ def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, la
                        prev_w, prev_lam, u, warm_start, s, tol, max_iter, refine, refine_atol,
                        history, handle, data, blocks, mass, inertia, gravity_wrench,
                        joint_forces, has_forces, joints, groups, pairs, forces_work, work,
-                       newton, s_start, xs, qs, vs, ws, its, record_history, hflat,
-                       record_contacts, crow, us):
+                       newton, s_start, inactive_first, plain, xs, qs, vs, ws, its,
+                       record_history, hflat, record_contacts, crow, us):
     """Steps ``first .. first + count - 1`` of a run with contacts (the constant
     ``joint_forces`` read only if ``has_forces``).
 
@@ -125,11 +125,18 @@ def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, la
     done = 0
     for k in range(first, first + count):
         ex = extrapolate and (started or k > first)
-        code, it, pos, target = contact_step_kernel(
-            x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, u, warm_start, s, tol, max_iter,
-            refine, refine_atol, history, handle, data, blocks, mass, inertia, dt,
-            gravity_wrench, joint_forces, has_forces, joints, groups, pairs, forces_work, work,
-            newton, s_start)
+        kept, target = False, 0.0
+        if inactive_first:
+            kept, code, it, pos = plain_first(
+                x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, u, s, tol, max_iter, history,
+                mass, inertia, dt, gravity_wrench, joint_forces, has_forces, groups, work[8],
+                plain)
+        if not kept:
+            code, it, pos, target = contact_step_kernel(
+                x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, u, warm_start, s, tol, max_iter,
+                refine, refine_atol, history, handle, data, blocks, mass, inertia, dt,
+                gravity_wrench, joint_forces, has_forces, joints, groups, pairs, forces_work,
+                work, newton, s_start)
         if code != _CONVERGED:
             break
         t += dt

@@ -51,7 +51,7 @@ from . import contact_kernels as ck
 from . import joints as jt
 from .contacts import contact_groups
 from .force_kernels import force_work, forced_step_kernel
-from .interior_point_kernels import contact_step_kernel
+from .interior_point_kernels import step_kernel_plain_first
 from .mechanism import MaximalModel
 from .newton_kernels import (
     NewtonStatus,
@@ -115,6 +115,7 @@ class _ContactWork:
     s_start: np.ndarray                 # (N,) the start before the contact rows
     blocks: tuple                       # (row0, col0, nrows, ncols) of the BlockMatrix's blocks
     spans: tuple                        # per group, its (first row, n, size) in s
+    plain: tuple                        # the step without contacts (plain_first)
 
 
 def _factor_status(code: int, pos: int) -> int:
@@ -235,16 +236,23 @@ class StepSystem:
     """
 
     def __init__(self, model: MaximalModel, dt: float, backend: str = "auto",
-                 kernels: str = "compiled"):
+                 kernels: str = "compiled", contacts: bool = True):
         if kernels not in ("compiled", "reference"):
             raise ValueError(f"kernels must be 'compiled' or 'reference', got {kernels!r}")
         self.model, self.dt = model, float(dt)
         js = model.joints
         nb = model.n_bodies
         self.contacts = contact_groups(model.spec, {b.name: i for i, b in
-                                                    enumerate(model.spec.bodies)}, js)
+                                                    enumerate(model.spec.bodies)}, js
+                                       ) if contacts else []
         self.kernels = kernels
         self.barrier = 0.0
+        #: Whether a step is first taken without the contacts (:meth:`joint_system`), kept if
+        #: every contact is open after it (:meth:`contact_step`): the contacts are
+        #: frictionless (joint limits, frictionless contacts), where an open contact's force
+        #: is exactly zero.
+        self.inactive_first = bool(self.contacts) and all(g.m == 0 for g in self.contacts)
+        self._joints_only: StepSystem | None = None
         self.constrained = np.flatnonzero(js.n_constraints > 0)
         node = {int(k): nb + c for c, k in enumerate(self.constrained)}
         sizes = [np.full(nb, 6), js.n_constraints[self.constrained]]
@@ -504,8 +512,7 @@ class StepSystem:
         for grp in self.contacts:
             zd = np.hstack([zdot[grp.body], zdot[grp.other]])
             rows, wrench = grp.residual(s[grp.rows], zd, grp.distance(x2, q2, from_start=True),
-                                        grp.P,
-                                        self.barrier)
+                                        grp.P, self.barrier)
             out[grp.rows] = rows
             np.add.at(body_rows, grp.body, -wrench[:, 0])
             pair = grp.pair_index
@@ -849,13 +856,44 @@ class StepSystem:
                       self._jrow, self._ptr_bj, self._ptr_jb, js.free, js.dof,
                       js.translational_dof, js.rotational_dof, js.rot_axis, js.spring,
                       js.spring_offset, js.damper, wk.pairs, self._coupling_dst)
+            forces = (wk.G, wk.rate, wk.external, wk.damping, wk.diag_const, wk.coupling)
+            if self.inactive_first:
+                plain = self.joint_system()._plain_arguments()
+            else:               # not used: this system's own arrays, of the same types
+                plain = (handle, self.matrix.data, joints, forces, self._scratch(), wk.s,
+                         wk.applied)
+            nb = self.model.n_bodies
+            # the state (x, q, v, w, λ, previous v, w, λ) before a step without contacts
+            backup = (np.empty((nb, 3)), np.empty((nb, 4)), np.empty((nb, 3)),
+                      np.empty((nb, 3)), np.empty((len(js), 6)), np.empty((nb, 3)),
+                      np.empty((nb, 3)), np.empty((len(js), 6)))
             self._contact_wk = _ContactWork(
                 factorization=F, handle=handle, u=np.zeros(N), groups=tuple(groups),
-                joints=joints, pairs=(*pairs, positive),
-                forces=(wk.G, wk.rate, wk.external, wk.damping, wk.diag_const, wk.coupling),
-                scratch=scratch, s_start=np.empty(N), blocks=self._block_layout(),
-                spans=tuple(spans))
+                joints=joints, pairs=(*pairs, positive), forces=forces, scratch=scratch,
+                s_start=np.empty(N), blocks=self._block_layout(), spans=tuple(spans),
+                plain=(*plain, backup))
         return self._contact_wk
+
+    def joint_system(self) -> StepSystem:
+        """The step system of the same mechanism without its contacts and joint limits (made
+        on first use): the step a frictionless-contact system takes first
+        (:attr:`inactive_first`)."""
+        if self._joints_only is None:
+            self._joints_only = StepSystem(self.model, self.dt, self.backend, self.kernels,
+                                           contacts=False)
+        return self._joints_only
+
+    def _plain_arguments(self) -> tuple:
+        """``(handle, data, joints, forces, newton, s, applied)``: what
+        :func:`.interior_point_kernels.plain_first` needs to take this (contact-free) system's
+        compiled step (:meth:`step_compiled`)."""
+        wk = self._step_work()
+        F = self._ensure_factorization(wk.s)
+        if self._handle is None:
+            self._handle = F.fused_handle(self.matrix, implicit=self._acyclic)
+        return (self._handle, self.matrix.data, self._joint_arguments(),
+                (wk.G, wk.rate, wk.external, wk.damping, wk.diag_const, wk.coupling),
+                self._scratch(), wk.s, wk.applied)
 
     def _block_layout(self) -> tuple:
         """``(row0, col0, nrows, ncols)`` of the BlockMatrix's blocks in the order of its
@@ -886,6 +924,9 @@ class StepSystem:
 
         The contact variables of the last step are :meth:`contact_variables` (set them with
         :meth:`set_contact_variables`); ``warm_start`` starts from them when one is nonzero.
+        With :attr:`inactive_first`, unless the last step closed a contact, the step is first
+        taken without the contacts (the compiled step of :meth:`joint_system`), and kept if
+        every contact is open after it (force ``γ = 0``, ``s_φ = φ(z₂)``).
         ``previous`` = ``(v, w, λ)`` arrays that receive the current state; with
         ``extrapolate`` they hold the last step's, and the start is ``2 s_k - s_{k-1}`` (as
         :meth:`step_compiled`). ``joint_forces`` as in :meth:`step_compiled`. Returns ``(code,
@@ -903,12 +944,12 @@ class StepSystem:
         forces = (np.ascontiguousarray(np.broadcast_to(
             np.asarray(joint_forces, dtype=float), (len(js), 6))) if has_forces
                   else wk.no_forces)
-        code, it, pos, target = contact_step_kernel(
+        code, it, pos, target = step_kernel_plain_first(
             x, q, v, w, lam, *previous, bool(extrapolate), cw.u, bool(warm_start), s, float(tol),
             int(max_iter), bool(refine), float(refine_atol), history, cw.handle,
             self.matrix.data, cw.blocks, m.mass, m.inertia, self.dt, wk.gravity, forces,
             has_forces, cw.joints, cw.groups, cw.pairs, cw.forces, cw.scratch, self._scratch(),
-            cw.s_start)
+            cw.s_start, self.inactive_first, cw.plain)
         cw.factorization.mark_valid(_factor_status(code, pos))
         return code, it, pos, target, history[:it + 1]
 
@@ -988,8 +1029,8 @@ class StepSystem:
             w, lam, *previous, cw.u, bool(warm_start), wk.s, float(tol), int(max_iter),
             bool(refine), float(refine_atol), history, cw.handle, self.matrix.data, cw.blocks,
             m.mass, m.inertia, wk.gravity, wk.no_forces, False, cw.joints, cw.groups, cw.pairs,
-            cw.forces, cw.scratch, self._scratch(), cw.s_start, *record, record_history, hflat,
-            record_contacts, contact_rows, contacts_out)
+            cw.forces, cw.scratch, self._scratch(), cw.s_start, self.inactive_first, cw.plain,
+            *record, record_history, hflat, record_contacts, contact_rows, contacts_out)
         cw.factorization.mark_valid(_factor_status(code, pos))
         return code, it, pos, target, done, t, used, history[:it + 1]
 
@@ -1022,10 +1063,10 @@ class StepSystem:
     def factor(self, s: np.ndarray) -> None:
         """Evaluate ``F(s)`` (eq. 32) and (re)factor it with graphsolve's LDU (eq. 31-33)."""
         A = self.jacobian(s)
-        if self._factorization is None:
-            self._ensure_factorization(s)
-        else:
-            self._factorization.refactor(A)
+        fresh = self._factorization is None
+        F = self._ensure_factorization(s)
+        if not fresh or self.fused:     # a fused system's factorization starts unfactored
+            F.refactor(A)
 
     def resolve(self, rhs: np.ndarray, refine: bool = True, atol: float = 0.0) -> np.ndarray:
         """``F⁻¹ rhs`` with the factorization of the last :meth:`factor`.

@@ -64,7 +64,10 @@ def test_compiled_contact_step_equals_the_python_interior_point(case):
     ta = fast.run(steps, controller=ctrl, progress=False)
     tb = ref.run(steps, controller=ctrl, progress=False)
     _assert_same(ta, tb)
-    assert ta.iterations[1:].min() >= 1                   # the contacts were really solved
+    # the contacts were really solved (frictionless ones: steps where every contact stays
+    # open are taken without them, StepSystem.inactive_first, 0 iterations in free flight)
+    assert ta.iterations[1:].min() >= (0 if fast.system.inactive_first else 1)
+    assert ta.iterations[1:].max() >= 1
     assert ta.contact_distance.min() > -1e-9              # zero penetration kept
     assert ta.complementarity.max() <= fast.tol
     # (the intermediate residual norms agree to about 1e-3 only: the warm start's tiny contact

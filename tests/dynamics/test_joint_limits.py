@@ -130,7 +130,11 @@ def test_until_the_stop_the_motion_is_the_unlimited_one_and_then_it_stops():
     theta_free, theta = free.minimal_coordinates[:, 0], lim.minimal_coordinates[:, 0]
     hit = int(np.argmax(theta_free < -0.5))
     assert hit > 10
-    np.testing.assert_allclose(theta[:hit], theta_free[:hit], atol=1e-8)
+    # open stops: each step is the joint step of the unlimited mechanism (inactive_first)
+    # (row k holds the velocities of step k, which reach z₂ = row k + 1: the step of row
+    # hit - 1 is the first to meet the stop)
+    np.testing.assert_array_equal(lim.x[:hit], free.x[:hit])
+    np.testing.assert_array_equal(lim.iterations[:hit - 1], free.iterations[:hit - 1])
     assert theta.min() >= -0.5 - 1e-9
     k = int(np.argmax(theta < -0.5 + 1e-8))          # first step at the stop
     assert k >= hit - 1
@@ -139,6 +143,35 @@ def test_until_the_stop_the_motion_is_the_unlimited_one_and_then_it_stops():
     # the interval at rest and the first one swinging back (≈ 8e-4 J after 10 ms)
     assert lim.kinetic_energy[k + 1] < 1e-3 and free.kinetic_energy[k + 1] > 0.5
     assert lim.energy[k:].max() <= lim.energy[k] + 1e-6      # no energy from the stops
+
+
+def test_steps_with_open_stops_are_joint_steps():
+    """Frictionless contacts only (here limits): a step is first taken without them and kept
+    when every stop stays open; with friction the interior point takes every step."""
+    sim = Simulation(_pendulum(-1.2, 1.2, n=2), dt=0.01)
+    assert sim.system.inactive_first and sim.contact_extrapolation
+    free = Simulation(models.pendulum(2), dt=0.01)
+    a, b = sim.run(50, progress=False), free.run(50, progress=False)
+    np.testing.assert_array_equal(a.q, b.q)
+    np.testing.assert_array_equal(a.iterations, b.iterations)
+    (u,) = sim.contact_variables                  # γ = 0, s_φ = φ(z₂) of the last step
+    x2, q2 = sim.x + 0.01 * sim.v, quaternion_update(sim.q, sim.w, 0.01)
+    np.testing.assert_array_equal(u[:, 0], 0.0)
+    np.testing.assert_allclose(u[:, 1], sim.system.contacts[0].distance(x2, q2), atol=1e-12)
+    assert not Simulation(models.box_drop(), dt=0.01).system.inactive_first
+
+
+def test_the_joint_system_solves_from_python_too():
+    """``StepSystem.solve_linear`` on a system whose factorization the fused kernels fill
+    (no contacts) factors on first use (it used to find it unfactored)."""
+    S = Simulation(_pendulum(-1.2, 1.2, n=3), dt=0.01).system.joint_system()
+    m = S.model
+    x, q, v, w = m.initial_state()
+    S.begin(x, q, v, w)
+    s = S.pack(v, w, np.zeros((len(m.joints), 6)))
+    f = S.residual(s)
+    ds = S.solve_linear(s, f)
+    np.testing.assert_allclose(S.jacobian(s).to_dense() @ ds, -f, atol=1e-10)
 
 
 @pytest.mark.parametrize("rate", [40.0, 55.0])
