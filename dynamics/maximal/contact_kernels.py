@@ -10,9 +10,9 @@ interior-point iteration (Brüdigam et al. 2023, §3.3-3.5 eq. 22-29, App. D).
 Geometry kinds (``kind``): ``0`` body point vs the ground plane, ``1`` sphere vs the ground,
 ``2`` sphere vs sphere (body ``a`` and ``b``), ``3`` sphere (body ``a``) vs box (body ``b``,
 half extents ``half``), ``4`` a joint limit: coordinate ``limit[c, 1]`` of joint ``limit[c, 0]``
-against ``bound[c]`` (:class:`~.contacts.ContactGroup`), read with the joint constants ``jc``
-(:func:`.contacts.joint_constants`) by the joint kernels of :mod:`.force_kernels`. The second
-body of a ground contact (and of a limit on a joint to the world) is ``-1``.
+against ``bound[c]``, the joint's constants in the rows of ``limit`` and ``bound`` (columns
+``L_*``, ``B_*`` below), read by the joint kernels of :mod:`.force_kernels`. The second body
+of a ground contact (and of a limit on a joint to the world) is ``-1``.
 
 The public functions allocate their scratch (for calls from Python); the compiled contact step
 calls the private ``_…_into`` versions with the scratch of :func:`contact_work`, made once per
@@ -35,29 +35,54 @@ _S = (1.0, 1.0, 1.0, 2.0, 2.0, 2.0)
 @njit(cache=True)
 def contact_work(max_m):
     """Scratch of the ``_…_into`` kernels for groups of up to ``max_m`` friction directions:
-    ``(Q, Qb, v3, v4, grad, f, dirs)`` = two 3×3 rotations, (8, 3) and (2, 4) small vectors,
-    the distance gradient (12), the forces ``[γ; β]`` (``1 + max_m``) and the directions
-    (``1 + max_m``, 3); then for joint limits ``(E, R, M, W, Qs, c6, T)`` = the two ends'
-    poses (4, 4), a rate map and its scratch (6×12 each), (6, 3, 3) frames, (3, 4)
-    quaternions, coordinates (6) and the two ends' ``∂δθ₂/∂ω₁`` (2, 3, 3). Nothing in them
-    outlives a call."""
+    ``(Q, Qb, v3, v4, grad, f, dirs, lw)`` = two 3×3 rotations, (8, 3) and (2, 4) small
+    vectors, the distance gradient (12), the forces ``[γ; β]`` (``1 + max_m``), the directions
+    (``1 + max_m``, 3) and the joint limits' scratch (:func:`_limit_scratch`). Nothing in
+    them outlives a call."""
     k = 1 + int(max_m)
     return (np.zeros((3, 3)), np.zeros((3, 3)), np.zeros((8, 3)), np.zeros((2, 4)),
-            np.zeros(12), np.zeros(k), np.zeros((k, 3)),
-            np.zeros((4, 4)), np.zeros((6, 12)), np.zeros((6, 12)), np.zeros((6, 3, 3)),
-            np.zeros((3, 4)), np.zeros(6), np.zeros((2, 3, 3)))
+            np.zeros(12), np.zeros(k), np.zeros((k, 3)), np.zeros(_LIMIT_WORK))
 
 
 # ---------------------------------------------------------------------- joint limits
+# A joint limit's constants are rows of the group's ``limit`` (int) and ``bound`` (float)
+# arrays (:class:`.contacts.ContactGroup`), so that the contact loops pass two arrays more,
+# not the mechanism's joint arrays: every array a compiled loop unpacks costs reference
+# counting in each call, measurable on the frictional sphere chains.
+#: Columns of ``limit``: joint, coordinate, parent, child, translational and rotational DOF.
+L_JOINT, L_COORD, L_PARENT, L_CHILD, L_TDOF, L_RDOF = range(6)
+#: Columns of ``bound``: σ, bound, the middle of an angle's range, the coordinate at the
+#: step's start, then the joint's ``p_a`` (3), ``p_b`` (3), ``q_off`` (4), axis (3) and the
+#: limited coordinate's row of the joint's free-direction matrix (6).
+B_SIGN, B_BOUND, B_MIDDLE, B_START, B_PA, B_PB, B_QOFF, B_AXIS, B_FREE = (
+    0, 1, 2, 3, 4, 7, 10, 14, 17)
+LIMIT_COLUMNS = (6, 23)
+_LIMIT_WORK = 16 + 72 + 72 + 54 + 12 + 6 + 18
+
+
 @njit(cache=True, inline="always")
-def _limit_poses(s, x, q, dt, c, limit, jc, E, T, at_next, want_T):
+def _limit_scratch(lw):
+    """Views of the flat limit scratch ``lw``: ``E`` (4, 4) the ends' poses, ``R`` and ``M``
+    (6×12) a rate map and its scratch, ``W`` (6, 3, 3) frames, ``Qs`` (3, 4) quaternions,
+    ``c6`` (6) coordinates, ``T`` (2, 3, 3) the ends' ``∂δθ₂/∂ω₁``."""
+    E = lw[0:16].reshape(4, 4)
+    R = lw[16:88].reshape(6, 12)
+    M = lw[88:160].reshape(6, 12)
+    W = lw[160:214].reshape(6, 3, 3)
+    Qs = lw[214:226].reshape(3, 4)
+    c6 = lw[226:232]
+    T = lw[232:250].reshape(2, 3, 3)
+    return E, R, M, W, Qs, c6, T
+
+
+@njit(cache=True, inline="always")
+def _limit_poses(s, x, q, dt, c, limit, E, T, at_next, want_T):
     """Poses of limit ``c``'s joint ends (parent, child; the world ``x = 0, q = 1``) into
     ``E = [x_a, q_a, x_b, q_b]``: at ``(x, q)``, or with ``at_next`` at ``z₂(s)`` (eq. 11, 17),
     then with ``want_T`` each end's ``T = ∂δθ₂/∂ω₁ = Δt (r_s I + r_v r_vᵀ / r_s - [r_v]×)``
     for ``q₂ = q₁ ∘ r`` (the body-frame rotation ``δθ₂ = 2 vec(q̄₂ ∘ δq₂)``)."""
-    k = limit[c, 0]
     for end in range(2):
-        e = jc[0][k] if end == 0 else jc[1][k]
+        e = limit[c, L_PARENT] if end == 0 else limit[c, L_CHILD]
         xe, qe = E[2 * end, :3], E[2 * end + 1]
         if e < 0:
             for i in range(3):
@@ -94,10 +119,10 @@ def _limit_poses(s, x, q, dt, c, limit, jc, E, T, at_next, want_T):
 
 
 @njit(cache=True, inline="always")
-def _limit_angle(E, q_off, axis, k):
+def _limit_angle(E, bound, c):
     """The angle ``2 atan2(aᵀ v, s)`` of ``q_rel = q_off⁻¹ ∘ q_a⁻¹ ∘ q_b`` (``s >= 0``) of
-    joint ``k`` with one rotational degree of freedom, ends' quaternions ``E[1]``, ``E[3]``
-    (:func:`.force_kernels._joint_coordinates` written out on scalars)."""
+    limit ``c``'s joint (one rotational degree of freedom), ends' quaternions ``E[1]``,
+    ``E[3]`` (:func:`.force_kernels._joint_coordinates` written out on scalars)."""
     a0, a1, a2, a3 = E[1, 0], E[1, 1], E[1, 2], E[1, 3]
     b0, b1, b2, b3 = E[3, 0], E[3, 1], E[3, 2], E[3, 3]
     # ab = conj(a) ∘ b = (a0 b0 + a·b, a0 b - b0 a - a × b)
@@ -105,47 +130,44 @@ def _limit_angle(E, q_off, axis, k):
     x = a0 * b1 - b0 * a1 - (a2 * b3 - a3 * b2)
     y = a0 * b2 - b0 * a2 - (a3 * b1 - a1 * b3)
     z = a0 * b3 - b0 * a3 - (a1 * b2 - a2 * b1)
-    o0, o1, o2, o3 = q_off[k, 0], q_off[k, 1], q_off[k, 2], q_off[k, 3]
+    o0, o1 = bound[c, B_QOFF], bound[c, B_QOFF + 1]
+    o2, o3 = bound[c, B_QOFF + 2], bound[c, B_QOFF + 3]
     rs = o0 * s + o1 * x + o2 * y + o3 * z
     rx = o0 * x - s * o1 - (o2 * z - o3 * y)
     ry = o0 * y - s * o2 - (o3 * x - o1 * z)
     rz = o0 * z - s * o3 - (o1 * y - o2 * x)
     if rs < 0.0:
         rs, rx, ry, rz = -rs, -rx, -ry, -rz
-    return 2.0 * np.arctan2(axis[k, 0] * rx + axis[k, 1] * ry + axis[k, 2] * rz, rs)
+    return 2.0 * np.arctan2(bound[c, B_AXIS] * rx + bound[c, B_AXIS + 1] * ry
+                            + bound[c, B_AXIS + 2] * rz, rs)
 
 
 @njit(cache=True, inline="always")
-def _limit_coordinate(c, limit, bound, jc, E, centre_col, work):
+def _limit_coordinate(c, limit, bound, E, centre_col, lw):
     """The limited coordinate of limit ``c`` at the poses ``E`` (:func:`_limit_poses`); an
     angle moved by whole turns into ``[centre - π, centre + π)``, ``centre = bound[c,
     centre_col]`` (the range's middle, or the step's start angle)."""
-    k, i = limit[c, 0], limit[c, 1]
-    _, p_a, p_b, q_off, free, _, tdof, rdof, axis = jc[1:]
-    if i >= tdof[k]:
-        v = _limit_angle(E, q_off, axis, k)
-    else:
-        c6 = work[12]
-        _joint_coordinates(E[0, :3], E[1], E[2, :3], E[3], p_a[k], p_b[k], q_off[k], free[k],
-                           tdof[k], rdof[k], axis[k], c6, work[10], work[11])
-        v = c6[i]
-    if i >= tdof[k]:
+    if limit[c, L_COORD] >= limit[c, L_TDOF]:
         centre = bound[c, centre_col]
-        d = v - centre + np.pi
-        v = centre + (d - 2.0 * np.pi * np.floor(d / (2.0 * np.pi))) - np.pi
-    return v
+        d = _limit_angle(E, bound, c) - centre + np.pi
+        return centre + (d - 2.0 * np.pi * np.floor(d / (2.0 * np.pi))) - np.pi
+    _, _, _, W, Qs, c6, _ = _limit_scratch(lw)
+    free = bound[c, B_FREE:B_FREE + 6].reshape(1, 6)
+    _joint_coordinates(E[0, :3], E[1], E[2, :3], E[3], bound[c, B_PA:B_PA + 3],
+                       bound[c, B_PB:B_PB + 3], bound[c, B_QOFF:B_QOFF + 4], free, 1, 0,
+                       bound[c, B_AXIS:B_AXIS + 3], c6, W, Qs)
+    return c6[0]
 
 
 @njit(cache=True, inline="always")
-def _limit_rate_row(c, limit, jc, E, work):
+def _limit_rate_row(c, limit, bound, E, lw):
     """The limited coordinate's row of the joint's rate map (:func:`.joints.rate_map`) at
-    the poses ``E``: a view (12) into ``work``, columns ``[parent; child]``."""
-    k, i = limit[c, 0], limit[c, 1]
-    p_b, q_off, free, dof, rdof = jc[3][k], jc[4][k], jc[5][k], jc[6][k], jc[8][k]
-    R = work[8]
-    _joint_rate_map(E[0, :3], E[1], E[2, :3], E[3], p_b, q_off, free, dof, rdof, R, work[9],
-                    work[10])
-    return R[i]
+    the poses ``E``: a view (12) into ``lw``, columns ``[parent; child]``."""
+    _, R, M, W, _, _, _ = _limit_scratch(lw)
+    free = bound[c, B_FREE:B_FREE + 6].reshape(1, 6)
+    _joint_rate_map(E[0, :3], E[1], E[2, :3], E[3], bound[c, B_PB:B_PB + 3],
+                    bound[c, B_QOFF:B_QOFF + 4], free, 1, limit[c, L_RDOF], R, M, W)
+    return R[0]
 
 
 @njit(cache=True)
@@ -182,33 +204,87 @@ def _box_normal_local(p, half, nl, c, d):
     return dist
 
 
+# The limit kernels below are called, not inlined, from the contact loops: their code (a
+# joint's coordinates and rate map) kept out of the contacts' hot loops.
+@njit(cache=True)
+def _limit_velocity_map(x, q, c, b, limit, bound, P, work):
+    """Row ``c`` of :func:`velocity_maps` for a joint limit (``b``: its second body, ``-1``
+    for the world): ``σ`` times the coordinate's rate-map row at ``z₁ = (x, q)`` as
+    ``[child; parent]``, and the start coordinate ``bound[c, B_START]``."""
+    lw = work[7]
+    E, _, _, _, _, _, T = _limit_scratch(lw)
+    _limit_poses(x[0], x, q, 0.0, c, limit, E, T, False, False)
+    row = _limit_rate_row(c, limit, bound, E, lw)
+    sg = bound[c, B_SIGN]
+    for i in range(6):
+        P[c, 0, i] = sg * row[6 + i]
+        P[c, 0, 6 + i] = sg * row[i] if b >= 0 else 0.0
+    bound[c, B_START] = _limit_coordinate(c, limit, bound, E, B_MIDDLE, lw)
+
+
+@njit(cache=True)
+def _limit_distance_next(s, x1, q1, dt, c, b, limit, bound, grad, want_grad, work):
+    """:func:`_distance_next` of a joint limit: ``σ (c_i(z₂) - bound)``, the angle read from
+    the step's start, and with ``want_grad`` ``σ`` times the rate-map row at ``z₂`` through
+    ``∂z₂/∂ż₁`` in ``grad`` (zeroed by the caller)."""
+    lw = work[7]
+    E, _, _, _, _, _, T = _limit_scratch(lw)
+    _limit_poses(s, x1, q1, dt, c, limit, E, T, True, want_grad)
+    sg = bound[c, B_SIGN]
+    phi = sg * (_limit_coordinate(c, limit, bound, E, B_START, lw) - bound[c, B_BOUND])
+    if want_grad:
+        row = _limit_rate_row(c, limit, bound, E, lw)
+        for i in range(3):
+            grad[i] = sg * dt * row[6 + i]
+            grad[3 + i] = sg * (row[9] * T[1, 0, i] + row[10] * T[1, 1, i]
+                                + row[11] * T[1, 2, i])
+        if b >= 0:
+            for i in range(3):
+                grad[6 + i] = sg * dt * row[i]
+                grad[9 + i] = sg * (row[3] * T[0, 0, i] + row[4] * T[0, 1, i]
+                                    + row[5] * T[0, 2, i])
+    return phi
+
+
+@njit(cache=True)
+def limit_distance_now(x, q, c, limit, bound, work):
+    """The signed distance of joint limit ``c`` at ``(x, q)``, its angle read about the
+    middle of its range (:meth:`.ContactGroup.distance`)."""
+    lw = work[7]
+    E, _, _, _, _, _, T = _limit_scratch(lw)
+    _limit_poses(x[0], x, q, 0.0, c, limit, E, T, False, False)
+    return bound[c, B_SIGN] * (_limit_coordinate(c, limit, bound, E, B_MIDDLE, lw)
+                               - bound[c, B_BOUND])
+
+
 @njit(cache=True)
 def open_contacts(s, x1, q1, dt, body, other, kind, point, radius, radius_b, half, limit,
-                  bound, jc, r0, out, work):
+                  bound, r0, out, work):
     """The contact rows of a step taken without the frictionless contacts of the group:
     ``out[r0[c]] = γ = 0`` and ``out[r0[c] + 1] = s_φ = φ(z₂(s))`` (as
-    :func:`distances_next`), each joint limit's start coordinate ``bound[c, 3]`` at ``z₁``
-    set first (as :func:`velocity_maps` does; the lower and upper limit of one coordinate
-    share its evaluation). Returns whether every contact is open (``φ(z₂) >= 0``).
-    ``work``: :func:`contact_work`."""
-    E, T = work[7], work[13]
+    :func:`distances_next`), each joint limit's start coordinate ``bound[c, B_START]`` at
+    ``z₁`` set first (as :func:`velocity_maps` does; the lower and upper limit of one
+    coordinate share its evaluation). Returns whether every contact is open
+    (``φ(z₂) >= 0``). ``work``: :func:`contact_work`."""
+    lw = work[7]
+    E, _, _, _, _, _, T = _limit_scratch(lw)
     last_k, last_i, value = -1, -1, 0.0
     ok = True
     for c in range(body.shape[0]):
         if kind[c] != 4:
             phi = _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
-                                 half, limit, bound, jc, work[4], False, work)
+                                 half, limit, bound, work[4], False, work)
         else:
-            k, i = limit[c, 0], limit[c, 1]
+            k, i = limit[c, L_JOINT], limit[c, L_COORD]
             if k != last_k or i != last_i:
-                _limit_poses(s, x1, q1, dt, c, limit, jc, E, T, False, False)
-                bound[c, 3] = _limit_coordinate(c, limit, bound, jc, E, 2, work)
-                _limit_poses(s, x1, q1, dt, c, limit, jc, E, T, True, False)
-                value = _limit_coordinate(c, limit, bound, jc, E, 3, work)
+                _limit_poses(s, x1, q1, dt, c, limit, E, T, False, False)
+                bound[c, B_START] = _limit_coordinate(c, limit, bound, E, B_MIDDLE, lw)
+                _limit_poses(s, x1, q1, dt, c, limit, E, T, True, False)
+                value = _limit_coordinate(c, limit, bound, E, B_START, lw)
                 last_k, last_i = k, i
             else:
-                bound[c, 3] = bound[c - 1, 3]
-            phi = bound[c, 0] * (value - bound[c, 1])
+                bound[c, B_START] = bound[c - 1, B_START]
+            phi = bound[c, B_SIGN] * (value - bound[c, B_BOUND])
         out[r0[c]] = 0.0
         out[r0[c] + 1] = phi
         if not phi >= 0.0:
@@ -217,16 +293,16 @@ def open_contacts(s, x1, q1, dt, body, other, kind, point, radius, radius_b, hal
 
 
 @njit(cache=True)
-def velocity_maps(x, q, m, body, other, kind, point, radius, radius_b, half, limit, bound, jc, P):
+def velocity_maps(x, q, m, body, other, kind, point, radius, radius_b, half, limit, bound, P):
     """``P`` (n, 1 + m, 12) at ``z₁``: the contact point's relative velocity map ``[P_a, P_b]``
     along the normal and the ``m`` tangent directions (see :meth:`ContactGroup.velocity_map`)."""
     _velocity_maps_into(x, q, m, body, other, kind, point, radius, radius_b, half, limit, bound,
-                        jc, P, contact_work(m))
+                        P, contact_work(m))
 
 
 @njit(cache=True)
 def _velocity_maps_into(x, q, m, body, other, kind, point, radius, radius_b, half, limit, bound,
-                        jc, P, work):
+                        P, work):
     """:func:`velocity_maps` with the scratch ``work`` of :func:`contact_work`."""
     n = body.shape[0]
     Q, Qb, v3, dirs = work[0], work[1], work[2], work[6]
@@ -234,14 +310,7 @@ def _velocity_maps_into(x, q, m, body, other, kind, point, radius, radius_b, hal
     for c in range(n):
         a, b, k = body[c], other[c], kind[c]
         if k == 4:                 # a joint limit: σ × its rate-map row, and the start angle
-            E = work[7]
-            _limit_poses(x[0], x, q, 0.0, c, limit, jc, E, work[13], False, False)
-            row = _limit_rate_row(c, limit, jc, E, work)
-            sg = bound[c, 0]
-            for i in range(6):
-                P[c, 0, i] = sg * row[6 + i]
-                P[c, 0, 6 + i] = sg * row[i] if b >= 0 else 0.0
-            bound[c, 3] = _limit_coordinate(c, limit, bound, jc, E, 2, work)
+            _limit_velocity_map(x, q, c, b, limit, bound, P, work)
             continue
         _rot(q[a], Q)
         if k == 0 or k == 1:
@@ -314,7 +383,7 @@ def _velocity_maps_into(x, q, m, body, other, kind, point, radius, radius_b, hal
 
 @njit(cache=True, inline="always")
 def _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b, half, limit,
-                   bound, jc, grad, want_grad, work):
+                   bound, grad, want_grad, work):
     """``φ(z₂(ż₁))`` of contact ``c`` and, if ``want_grad``, ``∂φ/∂[ż_a; ż_b]`` in ``grad``;
     ``work``: :func:`contact_work` (its ``Q``, ``v3`` and ``v4``)."""
     a, b, k = body[c], other[c], kind[c]
@@ -322,22 +391,8 @@ def _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
     if want_grad:
         grad[:] = 0.0
     if k == 4:                     # a joint limit: σ (c_i(z₂) - bound), the angle from z₁'s
-        E, T = work[7], work[13]
-        _limit_poses(s, x1, q1, dt, c, limit, jc, E, T, True, want_grad)
-        sg = bound[c, 0]
-        phi = sg * (_limit_coordinate(c, limit, bound, jc, E, 3, work) - bound[c, 1])
-        if want_grad:
-            row = _limit_rate_row(c, limit, jc, E, work)
-            for i in range(3):
-                grad[i] = sg * dt * row[6 + i]
-                grad[3 + i] = sg * (row[9] * T[1, 0, i] + row[10] * T[1, 1, i]
-                                    + row[11] * T[1, 2, i])
-            if b >= 0:
-                for i in range(3):
-                    grad[6 + i] = sg * dt * row[i]
-                    grad[9 + i] = sg * (row[3] * T[0, 0, i] + row[4] * T[0, 1, i]
-                                        + row[5] * T[0, 2, i])
-        return phi
+        return _limit_distance_next(s, x1, q1, dt, c, b, limit, bound, grad, want_grad,
+                                    work)
     if k == 1:
         if want_grad:
             grad[2] = dt
@@ -422,33 +477,33 @@ def _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
 
 @njit(cache=True)
 def distances_next(s, x1, q1, dt, body, other, kind, point, radius, radius_b, half, limit, bound,
-                   jc, out):
+                   out):
     """``φ(z₂)`` of every contact of the group for the unknowns ``s``."""
     work = contact_work(0)
     for c in range(body.shape[0]):
         out[c] = _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
-                                half, limit, bound, jc, work[4], False, work)
+                                half, limit, bound, work[4], False, work)
 
 
 @njit(cache=True)
 def contact_residual(s, x1, q1, dt, barrier, m, body, other, kind, point, radius, radius_b,
-                     half, limit, bound, jc, friction, r0, P, out):
+                     half, limit, bound, friction, r0, P, out):
     """Contact rows (eq. 25-28 with slacks, App. D) and ``-S Pᵀ [γ; β]`` added to the body rows
     of ``out``, in place."""
     _contact_residual_into(s, x1, q1, dt, barrier, m, body, other, kind, point, radius,
-                           radius_b, half, limit, bound, jc, friction, r0, P, out, contact_work(m))
+                           radius_b, half, limit, bound, friction, r0, P, out, contact_work(m))
 
 
 @njit(cache=True, inline="always")
 def _contact_residual_into(s, x1, q1, dt, barrier, m, body, other, kind, point, radius,
-                           radius_b, half, limit, bound, jc, friction, r0, P, out, work):
+                           radius_b, half, limit, bound, friction, r0, P, out, work):
     """:func:`contact_residual` with the scratch ``work`` of :func:`contact_work`."""
     grad, f = work[4], work[5]
     for c in range(body.shape[0]):
         a, b = body[c], other[c]
         r = r0[c]
         phi = _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b,
-                             half, limit, bound, jc, grad, False, work)
+                             half, limit, bound, grad, False, work)
         g, sp = s[r], s[r + 1]
         out[r] = sp - phi
         out[r + 1] = g * sp - barrier
@@ -485,18 +540,18 @@ def _contact_residual_into(s, x1, q1, dt, barrier, m, body, other, kind, point, 
 
 @njit(cache=True)
 def contact_jacobian(s, x1, q1, dt, m, body, other, kind, point, radius, radius_b, half, limit,
-                     bound, jc, friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b, data):
+                     bound, friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b, data):
     """Contact blocks of ``F`` written into the BlockMatrix buffer ``data``: the contact's
     diagonal block (``k×k``), body-contact ``-S Pᵀ`` (``6×k``) and contact-body
     ``∂(rows)/∂ż`` (``k×6``) per body, all row-major at the given pointers."""
     _contact_jacobian_into(s, x1, q1, dt, m, body, other, kind, point, radius, radius_b, half,
-                           limit, bound, jc, friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b,
+                           limit, bound, friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b,
                            data, True, contact_work(m))
 
 
 @njit(cache=True, inline="always")
 def _contact_jacobian_into(s, x1, q1, dt, m, body, other, kind, point, radius, radius_b, half,
-                           limit, bound, jc, friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b,
+                           limit, bound, friction, r0, P, diag_ptr, bc_a, cb_a, bc_b, cb_b,
                            data, constant, work):
     """:func:`contact_jacobian` with the scratch ``work`` of :func:`contact_work`. With
     ``constant`` false only the entries that depend on ``s`` are written (the complementarity
@@ -510,7 +565,7 @@ def _contact_jacobian_into(s, x1, q1, dt, m, body, other, kind, point, radius, r
         b = other[c]
         r = r0[c]
         _distance_next(s, x1, q1, dt, c, body, other, kind, point, radius, radius_b, half, limit,
-                       bound, jc, grad, True, work)
+                       bound, grad, True, work)
         D = diag_ptr[c]
         if constant:
             for i in range(k * k):

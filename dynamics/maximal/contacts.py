@@ -42,6 +42,7 @@ import numpy as np
 from .. import quaternion as quat
 from ..spec import BodyContact, MechanismSpec
 from . import joints as jt
+from .contact_kernels import B_AXIS, B_FREE, B_PA, B_PB, B_QOFF, LIMIT_COLUMNS
 
 __all__ = ["ContactGroup", "contact_groups"]
 
@@ -79,18 +80,25 @@ class JointLimit:
         self.radius = self.friction = 0.0
 
 
-def joint_constants(js: jt.JointSet | None) -> tuple:
-    """``(parent, child, p_a, p_b, q_off, free, dof, tdof, rdof, rot_axis)`` of the joints, the
-    tuple the compiled limit kernels read (:mod:`.contact_kernels`); empty arrays of the same
-    types without joints."""
-    if js is None:
-        i, f = np.zeros(0, dtype=np.int64), np.zeros((0, 3))
-        return (i, i, f, f, np.zeros((0, 4)), np.zeros((0, 6, 6)), i, i, i, f)
-    c = np.ascontiguousarray
-    return (c(js.parent, dtype=np.int64), c(js.child, dtype=np.int64), c(js.p_a), c(js.p_b),
-            c(js.q_off), c(js.free), c(js.dof, dtype=np.int64),
-            c(js.translational_dof, dtype=np.int64), c(js.rotational_dof, dtype=np.int64),
-            c(js.rot_axis))
+def _limit_rows(contacts, js: jt.JointSet | None) -> tuple[np.ndarray, np.ndarray]:
+    """The ``limit`` (int) and ``bound`` (float) rows of :class:`ContactGroup`: each joint
+    limit's own values and its joint's constants, zeros (``-1``) for a contact."""
+    n = len(contacts)
+    limit = np.full((n, LIMIT_COLUMNS[0]), -1, dtype=np.int64)
+    bound = np.zeros((n, LIMIT_COLUMNS[1]))
+    for r, c in enumerate(contacts):
+        if not isinstance(c, JointLimit):
+            continue
+        k, i = c.joint, c.coordinate
+        limit[r] = (k, i, js.parent[k], js.child[k], js.translational_dof[k],
+                    js.rotational_dof[k])
+        bound[r, :B_PA] = (c.sign, c.bound, c.middle, c.middle)
+        bound[r, B_PA:B_PB] = js.p_a[k]
+        bound[r, B_PB:B_QOFF] = js.p_b[k]
+        bound[r, B_QOFF:B_AXIS] = js.q_off[k]
+        bound[r, B_AXIS:B_FREE] = js.rot_axis[k]
+        bound[r, B_FREE:] = js.free[k, i]
+    return limit, bound
 
 
 def joint_limits(spec: MechanismSpec) -> list[JointLimit]:
@@ -152,10 +160,12 @@ class ContactGroup:
     radius_b : (n,) sphere radius of ``b`` (kind 2) ; half : (n, 3) box half extents (kind 3)
     friction : (n,) ; m : int ; size : int  (block size ``2`` or ``4 + 2m``)
     nodes : (n,) int  graph nodes, set by the step system
-    limit : (n, 2) int  ``[joint, coordinate]`` of a joint limit (kind 4), ``-1`` otherwise
-    bound : (n, 4)  ``[σ, bound, middle, start]`` of a joint limit: sign, bound, middle of an
-        angle's range and the coordinate at the step's start ``z₁`` (set with ``P``), zeros
-        otherwise
+    limit : (n, 6) int  ``[joint, coordinate, parent, child, tdof, rdof]`` of a joint limit
+        (kind 4), ``-1`` otherwise (columns ``L_*`` of :mod:`.contact_kernels`)
+    bound : (n, 23)  ``[σ, bound, middle, start, p_a, p_b, q_off, axis, free row]`` of a joint
+        limit: sign, bound, middle of an angle's range, the coordinate at the step's start
+        ``z₁`` (set with ``P``), then the joint's constants the compiled kernels read
+        (columns ``B_*``); zeros otherwise
     joints : the mechanism's :class:`.joints.JointSet` (limits read it)
     """
 
@@ -166,12 +176,7 @@ class ContactGroup:
         if any(lim) and (m or joints is None):
             raise ValueError("joint limits go into the frictionless group, with the joints")
         self.joints = joints
-        self._joint_constants = joint_constants(joints)
-        self.limit = np.array([[c.joint, c.coordinate] if isinstance(c, JointLimit) else [-1, -1]
-                               for c in contacts], dtype=np.int64).reshape(n, 2)
-        self.bound = np.array([[c.sign, c.bound, c.middle, c.middle]
-                               if isinstance(c, JointLimit) else [0.0] * 4 for c in contacts],
-                              dtype=float).reshape(n, 4)
+        self.limit, self.bound = _limit_rows(contacts, joints)
         self.is_limit = np.array(lim, dtype=bool)
         self.any_limit = bool(self.is_limit.any())
         self._rotational = np.array([isinstance(c, JointLimit) and c.rotational
@@ -238,14 +243,14 @@ class ContactGroup:
 
     def _limit_coordinates(self, x, q) -> np.ndarray:
         """The limited coordinates ``c_i`` of the limits' joints at ``(x, q)``: (..., n_limits)."""
-        jk, ci = self.limit[self.is_limit].T
+        jk, ci = self.limit[self.is_limit, :2].T
         c = jt.minimal_coordinates(self.joints, *jt.endpoint_states(self.joints, x, q))
         return c[..., jk, ci]
 
     def _limit_rows(self, x, q) -> np.ndarray:
         """``σ`` times the limited coordinates' rate-map rows at ``(x, q)``, reordered to
         ``[child (a), parent (b)]``: (n_limits, 12)."""
-        jk, ci = self.limit[self.is_limit].T
+        jk, ci = self.limit[self.is_limit, :2].T
         R = jt.rate_map(self.joints, *jt.endpoint_states(self.joints, x, q))[jk, ci]
         R = self.bound[self.is_limit, :1] * R
         out = np.concatenate([R[:, 6:], R[:, :6]], axis=1)
@@ -362,10 +367,10 @@ class ContactGroup:
 
     def kernel_arguments(self) -> tuple:
         """Geometry arrays in the argument order of :mod:`.contact_kernels`: the contacts'
-        ``body, other, kind, point, radius, radius_b, half``, the limits' ``limit, bound``
-        and the joint constants ``jc`` (:func:`.contact_kernels.joint_constants`)."""
+        ``body, other, kind, point, radius, radius_b, half`` and the limits' ``limit,
+        bound``."""
         return (self.body, self.other, self.kind, self.point, self.radius, self.radius_b,
-                self.half, self.limit, self.bound, self._joint_constants)
+                self.half, self.limit, self.bound)
 
     # ------------------------------------------------------------------ variables
     def split(self, u):

@@ -69,10 +69,10 @@ def _ip_residual(s, barrier, x1, q1, v0, w0, dt, mass, inertia, external, dampin
               damping, damping.shape[0] > 0, G, parent, child, p_a, p_b, q_off, select, nc, jrow,
               newton, f)
     for g in groups:
-        (m, body, other, kind, point, radius, radius_b, half, limit, bound, jc, friction, r0, P,
+        (m, body, other, kind, point, radius, radius_b, half, limit, bound, friction, r0, P,
          diag_ptr, bc_a, cb_a, bc_b, cb_b) = g
         ck._contact_residual_into(s, x1, q1, dt, barrier, m, body, other, kind, point, radius,
-                                  radius_b, half, limit, bound, jc, friction, r0, P, f, cwork)
+                                  radius_b, half, limit, bound, friction, r0, P, f, cwork)
 
 
 @njit(cache=True, error_model="numpy")
@@ -86,10 +86,10 @@ def _ip_jacobian(s, data, x1, q1, dt, mass, inertia, diag_const, G, joints, grou
     _jacobian(s, data, x1, q1, mass, inertia, dt, False, diag_const, G, parent, child, p_a,
               p_b, q_off, select, nc, ptr_bj, ptr_jb, newton, constant)
     for g in groups:
-        (m, body, other, kind, point, radius, radius_b, half, limit, bound, jc, friction, r0, P,
+        (m, body, other, kind, point, radius, radius_b, half, limit, bound, friction, r0, P,
          diag_ptr, bc_a, cb_a, bc_b, cb_b) = g
         ck._contact_jacobian_into(s, x1, q1, dt, m, body, other, kind, point, radius, radius_b,
-                                  half, limit, bound, jc, friction, r0, P, diag_ptr, bc_a, cb_a,
+                                  half, limit, bound, friction, r0, P, diag_ptr, bc_a, cb_a,
                                   bc_b, cb_b, data, constant, cwork)
 
 
@@ -193,26 +193,23 @@ def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data
 
 
 @njit(cache=True, error_model="numpy")
-def _distance_now(x, q, c, body, other, kind, point, radius, radius_b, half, limit, bound, jc):
+def _distance_now(x, q, c, body, other, kind, point, radius, radius_b, half, limit, bound):
     """Signed distance ``φ(z)`` of contact ``c`` at the configuration ``(x, q)``
     (:meth:`.ContactGroup.distance`)."""
     return _distance_now_into(x, q, c, body, other, kind, point, radius, radius_b, half, limit,
-                              bound, jc, ck.contact_work(0))
+                              bound, ck.contact_work(0))
 
 
 @njit(cache=True, error_model="numpy")
 def _distance_now_into(x, q, c, body, other, kind, point, radius, radius_b, half, limit, bound,
-                       jc, cwork):
+                       cwork):
     """:func:`_distance_now` with the scratch ``cwork`` of
     :func:`.contact_kernels.contact_work`."""
     a, k = body[c], kind[c]
     if k == 1:
         return x[a, 2] - radius[c]
     if k == 4:                        # a joint limit, its angle about the range's middle
-        E = cwork[7]
-        ck._limit_poses(x[0], x, q, 0.0, c, limit, jc, E, cwork[13], False, False)
-        return bound[c, 0] * (ck._limit_coordinate(c, limit, bound, jc, E, 2, cwork)
-                              - bound[c, 1])
+        return ck.limit_distance_now(x, q, c, limit, bound, cwork)
     Q, v3 = cwork[0], cwork[2]
     if k == 0:
         _rot(q[a], Q)
@@ -237,8 +234,8 @@ def _contact_start(s, u, warm, x1, q1, groups, cwork):
     :data:`WARM_FLOOR` (``warm``), else :meth:`.ContactGroup.initial_variables` at ``z₁``
     (``cwork``: :func:`.contact_kernels.contact_work`)."""
     for g in groups:
-        (m, body, other, kind, point, radius, radius_b, half, limit, bound, jc, friction,
-         r0) = g[:13]
+        (m, body, other, kind, point, radius, radius_b, half, limit, bound, friction,
+         r0) = g[:12]
         size = 2 if m == 0 else 4 + 2 * m
         for c in range(body.shape[0]):
             r = r0[c]
@@ -249,7 +246,7 @@ def _contact_start(s, u, warm, x1, q1, groups, cwork):
             for i in range(size):
                 s[r + i] = 1.0
             phi = _distance_now_into(x1, q1, c, body, other, kind, point, radius, radius_b, half,
-                                     limit, bound, jc, cwork)
+                                     limit, bound, cwork)
             s[r + 1] = max(phi, 1.0)
             if m:
                 s[r + 3 + 2 * m] = max(friction[c], 1.0)
@@ -288,10 +285,10 @@ def _open_contacts(sv, x1, q1, dt, groups, cwork, out):
     is open (``φ(z₂) >= 0``)."""
     ok = True
     for g in groups:
-        (m, cbody, other, kind, point, radius, radius_b, half, limit, bound, jc, friction,
-         r0) = g[:13]
+        (m, cbody, other, kind, point, radius, radius_b, half, limit, bound, friction,
+         r0) = g[:12]
         if not ck.open_contacts(sv, x1, q1, dt, cbody, other, kind, point, radius, radius_b,
-                                half, limit, bound, jc, r0, out, cwork):
+                                half, limit, bound, r0, out, cwork):
             ok = False
     return ok
 
@@ -300,7 +297,7 @@ def _open_contacts(sv, x1, q1, dt, groups, cwork, out):
 def _any_closed(u, groups):
     """Whether the last step's contact variables ``u`` have a contact with ``γ > s_φ``."""
     for g in groups:
-        cbody, r0 = g[1], g[12]
+        cbody, r0 = g[1], g[11]
         for c in range(cbody.shape[0]):
             if u[r0[c]] > u[r0[c] + 1]:
                 return True
@@ -326,7 +323,7 @@ def _store_contacts(s, u, groups):
     """The contact variables of ``s`` into their rows of ``u``."""
     for g in groups:
         m, cbody = g[0], g[1]
-        r0 = g[12]
+        r0 = g[11]
         size = 2 if m == 0 else 4 + 2 * m
         for c in range(cbody.shape[0]):
             for i in range(size):
@@ -421,10 +418,10 @@ def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, 
                          diag_const, coupling, data, fwork, newton[9], newton[10])
     warm = False
     for g in groups:
-        (m, cbody, other, kind, point, radius, radius_b, half, limit, bound, jc, friction, r0, P,
+        (m, cbody, other, kind, point, radius, radius_b, half, limit, bound, friction, r0, P,
          diag_ptr, bc_a, cb_a, bc_b, cb_b) = g
         ck._velocity_maps_into(x1, q1, m, cbody, other, kind, point, radius, radius_b, half,
-                               limit, bound, jc, P, cwork)
+                               limit, bound, P, cwork)
         size = 2 if m == 0 else 4 + 2 * m
         for c in range(cbody.shape[0]):
             for i in range(size):

@@ -422,7 +422,7 @@ class Simulation:
             if np.any(phi < -1e-9):
                 k = int(np.argmin(phi))
                 if grp.is_limit[k]:
-                    j, i = grp.limit[k]
+                    j, i = grp.limit[k, :2]
                     joint = self.spec.joints[j]
                     raise SpecError(f"joint {joint.name!r} starts outside its limits: coordinate "
                                     f"{i} is {phi[k]:.3g} beyond its bound "
