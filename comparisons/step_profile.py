@@ -412,14 +412,15 @@ def _steps(fn, k, args):
 
 
 #: The whole-step kernels StepSystem calls (by their names in ``step_system``).
-_STEP_KERNELS = ("step_kernel", "forced_step_kernel", "contact_step_kernel")
+_STEP_KERNELS = ("step_kernel", "forced_step_kernel", "step_kernel_plain_first")
 
 
 def kernel_step_seconds(make, steps: int, warm: int = 5, repeats: int = 3) -> float:
     """Best CPU seconds per step of ``steps`` whole compiled steps called from a loop *inside*
     numba (no Python per step), from the state of ``make()`` after ``warm`` steps of ``run``
     and one :meth:`~dynamics.maximal.Simulation.step` whose kernel call (``step_kernel``,
-    ``forced_step_kernel`` or ``contact_step_kernel``, as ``StepSystem`` picks it) is captured
+    ``forced_step_kernel`` or ``step_kernel_plain_first`` with contacts, as ``StepSystem``
+    picks it) is captured
     and then repeated with the same arguments. :func:`direct_step_seconds` minus this is the
     call into numba (the StepSystem method's Python, unboxing its arguments).
 

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from .force_kernels import _joint_coordinates, _joint_rate_map
-from .newton_kernels import _next_quaternion, _rot
+from .newton_kernels import _next_quaternion, _rot, _rotation_update_map
 
 __all__ = ["velocity_maps", "contact_residual", "contact_jacobian", "distances_next",
            "contact_work", "block_refinement_residual"]
@@ -79,8 +79,8 @@ def _limit_scratch(lw):
 def _limit_poses(s, x, q, dt, c, limit, E, T, at_next, want_T):
     """Poses of limit ``c``'s joint ends (parent, child; the world ``x = 0, q = 1``) into
     ``E = [x_a, q_a, x_b, q_b]``: at ``(x, q)``, or with ``at_next`` at ``z₂(s)`` (eq. 11, 17),
-    then with ``want_T`` each end's ``T = ∂δθ₂/∂ω₁ = Δt (r_s I + r_v r_vᵀ / r_s - [r_v]×)``
-    for ``q₂ = q₁ ∘ r`` (the body-frame rotation ``δθ₂ = 2 vec(q̄₂ ∘ δq₂)``)."""
+    then with ``want_T`` each end's ``T = ∂δθ₂/∂ω₁`` (the body-frame rotation
+    ``δθ₂ = 2 vec(q̄₂ ∘ δq₂)``, :func:`.newton_kernels._rotation_update_map`)."""
     for end in range(2):
         e = limit[c, L_PARENT] if end == 0 else limit[c, L_CHILD]
         xe, qe = E[2 * end, :3], E[2 * end + 1]
@@ -98,24 +98,8 @@ def _limit_poses(s, x, q, dt, c, limit, E, T, at_next, want_T):
             for i in range(3):
                 xe[i] = x[e, i] + dt * s[o + i]
             ws = _next_quaternion(q[e], s[o + 3:o + 6], dt, qe)
-            if not want_T:
-                continue
-            h = 0.5 * dt
-            rs = h * ws
-            r0, r1, r2 = h * s[o + 3], h * s[o + 4], h * s[o + 5]
-            Te = T[end]
-            for i in range(3):
-                ri = r0 if i == 0 else (r1 if i == 1 else r2)
-                Te[i, 0] = dt * (ri * r0 / rs)
-                Te[i, 1] = dt * (ri * r1 / rs)
-                Te[i, 2] = dt * (ri * r2 / rs)
-                Te[i, i] += dt * rs
-            Te[0, 1] += dt * r2
-            Te[0, 2] -= dt * r1
-            Te[1, 0] -= dt * r2
-            Te[1, 2] += dt * r0
-            Te[2, 0] += dt * r1
-            Te[2, 1] -= dt * r0
+            if want_T:
+                _rotation_update_map(s[o + 3:o + 6], ws, 0.5 * dt * dt, T[end])
 
 
 @njit(cache=True, inline="always")

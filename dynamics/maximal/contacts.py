@@ -42,7 +42,18 @@ import numpy as np
 from .. import quaternion as quat
 from ..spec import BodyContact, MechanismSpec
 from . import joints as jt
-from .contact_kernels import B_AXIS, B_FREE, B_PA, B_PB, B_QOFF, LIMIT_COLUMNS
+from .contact_kernels import (
+    B_AXIS,
+    B_BOUND,
+    B_FREE,
+    B_MIDDLE,
+    B_PA,
+    B_PB,
+    B_QOFF,
+    B_SIGN,
+    B_START,
+    LIMIT_COLUMNS,
+)
 
 __all__ = ["ContactGroup", "contact_groups"]
 
@@ -80,7 +91,7 @@ class JointLimit:
         self.radius = self.friction = 0.0
 
 
-def _limit_rows(contacts, js: jt.JointSet | None) -> tuple[np.ndarray, np.ndarray]:
+def _limit_table(contacts, js: jt.JointSet | None) -> tuple[np.ndarray, np.ndarray]:
     """The ``limit`` (int) and ``bound`` (float) rows of :class:`ContactGroup`: each joint
     limit's own values and its joint's constants, zeros (``-1``) for a contact."""
     n = len(contacts)
@@ -92,7 +103,7 @@ def _limit_rows(contacts, js: jt.JointSet | None) -> tuple[np.ndarray, np.ndarra
         k, i = c.joint, c.coordinate
         limit[r] = (k, i, js.parent[k], js.child[k], js.translational_dof[k],
                     js.rotational_dof[k])
-        bound[r, :B_PA] = (c.sign, c.bound, c.middle, c.middle)
+        bound[r, [B_SIGN, B_BOUND, B_MIDDLE, B_START]] = (c.sign, c.bound, c.middle, c.middle)
         bound[r, B_PA:B_PB] = js.p_a[k]
         bound[r, B_PB:B_QOFF] = js.p_b[k]
         bound[r, B_QOFF:B_AXIS] = js.q_off[k]
@@ -176,7 +187,7 @@ class ContactGroup:
         if any(lim) and (m or joints is None):
             raise ValueError("joint limits go into the frictionless group, with the joints")
         self.joints = joints
-        self.limit, self.bound = _limit_rows(contacts, joints)
+        self.limit, self.bound = _limit_table(contacts, joints)
         self.is_limit = np.array(lim, dtype=bool)
         self.any_limit = bool(self.is_limit.any())
         self._rotational = np.array([isinstance(c, JointLimit) and c.rotational
@@ -226,8 +237,8 @@ class ContactGroup:
         """Signed distances ``φ`` (eq. 25) for states with optional leading axes; (..., n).
 
         A joint limit's angle is read about the middle of its range, or with ``from_start``
-        continuously from the angle at the step's start (``bound[:, 3]``, the distances of a
-        step's ``z₂``)."""
+        continuously from the angle at the step's start (``bound[:, B_START]``, the distances
+        of a step's ``z₂``)."""
         z = x[..., self.body, 2]
         if self._all_spheres:                      # no rotation needed (hot path)
             return z - self.radius
@@ -235,9 +246,9 @@ class ContactGroup:
             out = self._distance_contacts(x, q)
             lim = self.is_limit
             c = self._limit_coordinates(x, q)
-            centre = self.bound[lim, 3 if from_start else 2]
+            centre = self.bound[lim, B_START if from_start else B_MIDDLE]
             c = np.where(self._rotational[lim], wrap_angle(c, centre), c)
-            out[..., lim] = self.bound[lim, 0] * (c - self.bound[lim, 1])
+            out[..., lim] = self.bound[lim, B_SIGN] * (c - self.bound[lim, B_BOUND])
             return out
         return self._distance_contacts(x, q)
 
@@ -252,7 +263,7 @@ class ContactGroup:
         ``[child (a), parent (b)]``: (n_limits, 12)."""
         jk, ci = self.limit[self.is_limit, :2].T
         R = jt.rate_map(self.joints, *jt.endpoint_states(self.joints, x, q))[jk, ci]
-        R = self.bound[self.is_limit, :1] * R
+        R = self.bound[self.is_limit, B_SIGN:B_SIGN + 1] * R
         out = np.concatenate([R[:, 6:], R[:, :6]], axis=1)
         out[self.other[self.is_limit] < 0, 6:] = 0.0          # the world parent
         return out
@@ -318,8 +329,8 @@ class ContactGroup:
             P[self.is_limit, 0] = self._limit_rows(x, q)
             lim = self.is_limit
             c = self._limit_coordinates(x, q)
-            self.bound[lim, 3] = np.where(self._rotational[lim],
-                                          wrap_angle(c, self.bound[lim, 2]), c)
+            self.bound[lim, B_START] = np.where(self._rotational[lim],
+                                                wrap_angle(c, self.bound[lim, B_MIDDLE]), c)
         return P
 
     def distance_jacobian(self, x2, q2, dq2_dw, dt) -> np.ndarray:

@@ -420,18 +420,24 @@ def _body_blocks(s, data, mass, inertia, dt, projection, diag_const, K):
             data[o + 29] += j0
             data[o + 33] += j1
             data[o + 34] -= j0
-        h2 = 0.25 * dt * dt
-        Ki = K[i]
-        for r in range(3):
-            for c in range(3):
-                Ki[r, c] = h2 * (w[r] * w[c] / ws)
-            Ki[r, r] += h2 * ws
-        Ki[0, 1] += h2 * w2                            # -[ω]×
-        Ki[0, 2] -= h2 * w1
-        Ki[1, 0] -= h2 * w2
-        Ki[1, 2] += h2 * w0
-        Ki[2, 0] += h2 * w1
-        Ki[2, 1] -= h2 * w0
+        _rotation_update_map(w, ws, 0.25 * dt * dt, K[i])
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _rotation_update_map(w, ws, scale, K):
+    """``K = scale (ω̄ₛ I + ω ωᵀ / ω̄ₛ - [ω]×)``: with ``scale = Δt²/2`` the body-frame
+    rotation ``δθ₂ = 2 vec(q̄₂ ∘ δq₂)`` of ``q₂`` (eq. 17) per unit change of ``ω₁``."""
+    w0, w1, w2 = w[0], w[1], w[2]
+    for r in range(3):
+        for c in range(3):
+            K[r, c] = scale * (w[r] * w[c] / ws)
+        K[r, r] += scale * ws
+    K[0, 1] += scale * w2                              # -[ω]×
+    K[0, 2] -= scale * w1
+    K[1, 0] -= scale * w2
+    K[1, 2] += scale * w0
+    K[2, 0] += scale * w1
+    K[2, 1] -= scale * w0
 
 
 @njit(cache=True, error_model="numpy")

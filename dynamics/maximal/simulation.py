@@ -425,7 +425,7 @@ class Simulation:
                     j, i = grp.limit[k, :2]
                     joint = self.spec.joints[j]
                     raise SpecError(f"joint {joint.name!r} starts outside its limits: coordinate "
-                                    f"{i} is {phi[k]:.3g} beyond its bound "
+                                    f"{i} is {-phi[k]:.3g} beyond its bound "
                                     f"{grp.bound[k, 1]:.6g} (joint limit {grp.names[k]!r}); "
                                     f"start within [{joint.lower[i]:.6g}, "
                                     f"{joint.upper[i]:.6g}]")

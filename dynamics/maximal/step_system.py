@@ -101,7 +101,7 @@ class _StepWork:
 @dataclass
 class _ContactWork:
     """Work arrays of :meth:`StepSystem.contact_step` (see
-    :func:`.interior_point_kernels.contact_step_kernel`), made once per step system."""
+    :func:`.interior_point_kernels.step_kernel_plain_first`), made once per step system."""
 
     factorization: gs.Factorization     # the compiled step's own (pivot_rtol 0, as the reference)
     handle: tuple                       # its fused handle
@@ -917,7 +917,8 @@ class StepSystem:
                      refine: bool, refine_atol: float, previous, extrapolate: bool,
                      joint_forces=None):
         """A whole step with contacts in one compiled call
-        (:func:`.interior_point_kernels.contact_step_kernel`: update rules, applied forces,
+        (:func:`.interior_point_kernels.step_kernel_plain_first`, then
+        :func:`.interior_point_kernels.contact_step_kernel`: update rules, applied forces,
         contact maps and the Mehrotra interior-point loop of
         :meth:`.Simulation._interior_point`, Brüdigam et al. 2023 App. D, Nocedal & Wright
         Alg. 14.3); the state arrays are updated in place on success.

@@ -21,6 +21,7 @@ from dynamics.maximal.step_system import quaternion_update
 from dynamics.spec import WORLD, Body, Joint, MechanismSpec, Shape, SpecError
 from dynamics.urdf import UrdfWarning, load_urdf, write_urdf
 from tests.conftest import finite_difference_jacobian
+from tests.dynamics.test_body_contacts import _contact_force
 
 G = 9.81
 
@@ -59,12 +60,6 @@ def _cylinder_on_arm():
                          initial_velocities={"sleeve": [0.6, 3.0]}, name="cylinder_on_arm")
 
 
-def _force(sim, name):
-    """The stop's force γ (N or N m) at the last step."""
-    for grp, u in zip(sim.system.contacts, sim.contact_variables, strict=True):
-        if name in grp.names:
-            return float(u[grp.names.index(name), 0])
-    raise KeyError(name)
 
 
 # ---------------------------------------------------------------------- the spec
@@ -107,8 +102,8 @@ def test_a_pendulum_resting_on_a_stop_is_held_by_the_gravity_torque():
     theta = traj.minimal_coordinates[:, 0]
     assert theta.min() >= 0.5 - 1e-9
     assert theta[-1] == pytest.approx(0.5, abs=1e-9)
-    assert _force(sim, "joint1.lower") == pytest.approx(G * 0.5 * np.sin(0.5), rel=1e-8)
-    assert _force(sim, "joint1.upper") < 1e-9
+    assert _contact_force(sim, "joint1.lower") == pytest.approx(G * 0.5 * np.sin(0.5), rel=1e-8)
+    assert _contact_force(sim, "joint1.upper") < 1e-9
     assert traj.contact_distance.min() > -1e-9
     assert traj.constraint_violation.max() < 1e-9
     assert traj.complementarity[1:].max() <= 1e-10
@@ -119,7 +114,7 @@ def test_a_prismatic_stop_holds_the_weight():
     traj = sim.run(100, progress=False)
     d = traj.minimal_coordinates[:, 0]
     assert d.min() >= -0.2 - 1e-9 and d[-1] == pytest.approx(-0.2, abs=1e-9)
-    assert _force(sim, "slide.lower") == pytest.approx(2.0 * G, rel=1e-8)
+    assert _contact_force(sim, "slide.lower") == pytest.approx(2.0 * G, rel=1e-8)
 
 
 def test_until_the_stop_the_motion_is_the_unlimited_one_and_then_it_stops():
