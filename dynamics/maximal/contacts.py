@@ -52,6 +52,10 @@ from .contact_kernels import (
     B_QOFF,
     B_SIGN,
     B_START,
+    L_CHILD,
+    L_COORD,
+    L_PARENT,
+    L_TDOF,
     LIMIT_COLUMNS,
 )
 
@@ -84,9 +88,9 @@ class JointLimit:
     range (where it is read from, :func:`wrap_angle`), ``0`` for a translation.
     """
 
-    def __init__(self, name, joint, coordinate, sign, bound, middle, rotational):
+    def __init__(self, name, joint, coordinate, sign, bound, middle):
         self.name, self.joint, self.coordinate = name, joint, coordinate
-        self.sign, self.bound, self.middle, self.rotational = sign, bound, middle, rotational
+        self.sign, self.bound, self.middle = sign, bound, middle
         self.friction_directions = 0
         self.radius = self.friction = 0.0
 
@@ -123,7 +127,7 @@ def joint_limits(spec: MechanismSpec) -> list[JointLimit]:
             tag = "" if j.dof == 1 else f"[{i}]"
             for sign, bound, side in ((1.0, lo, "lower"), (-1.0, hi, "upper")):
                 if np.isfinite(bound):
-                    out.append(JointLimit(f"{j.name}.{side}{tag}", k, i, sign, bound, mid, rot))
+                    out.append(JointLimit(f"{j.name}.{side}{tag}", k, i, sign, bound, mid))
     return out
 
 
@@ -190,16 +194,15 @@ class ContactGroup:
         self.limit, self.bound = _limit_table(contacts, joints)
         self.is_limit = np.array(lim, dtype=bool)
         self.any_limit = bool(self.is_limit.any())
-        self._rotational = np.array([isinstance(c, JointLimit) and c.rotational
-                                     for c in contacts], dtype=bool)
+        # a limit on an angle (its coordinate after the translational ones)
+        self._rotational = self.is_limit & (self.limit[:, L_COORD] >= self.limit[:, L_TDOF])
         self.body = np.array([body_index[c.body] if not isinstance(c, JointLimit) else -1
                               for c in contacts], dtype=np.int64)
         self.other = np.array([body_index[c.other] if isinstance(c, BodyContact) else -1
                                for c in contacts], dtype=np.int64)
-        if self.any_limit:                # a limit: the joint's child (a) and parent (b)
-            jk = self.limit[self.is_limit, 0]
-            self.body[self.is_limit] = joints.child[jk]
-            self.other[self.is_limit] = joints.parent[jk]
+        # a limit: the joint's child (a) and parent (b)
+        self.body[self.is_limit] = self.limit[self.is_limit, L_CHILD]
+        self.other[self.is_limit] = self.limit[self.is_limit, L_PARENT]
         kinds = {"point": GROUND_POINT, "sphere": GROUND_SPHERE}
         self.kind = np.array([JOINT_LIMIT if isinstance(c, JointLimit) else
                               (SPHERE_SPHERE if c.kind == "sphere" else SPHERE_BOX)

@@ -385,8 +385,7 @@ def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, 
                         groups, pairs, forces_work, work, newton, s_start):
     """One whole integrator step with contacts (:meth:`.Simulation.step` with contacts).
 
-    :func:`.newton_kernels.start_step`
- (update rules, constraint Jacobians at ``z₁``, the
+    :func:`.newton_kernels.start_step` (update rules, constraint Jacobians at ``z₁``, the
     start ``s`` from ``(v, ω, λ)``, possibly extrapolated), the applied forces at ``z₁``
     (:func:`.force_kernels.applied_forces_kernel`), the contact velocity maps ``P`` at ``z₁``,
     the contact rows of the start (:func:`_contact_start`; warm when ``warm_start`` and ``u``

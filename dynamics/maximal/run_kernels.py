@@ -113,7 +113,9 @@ def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, la
     """Steps ``first .. first + count - 1`` of a run with contacts (the constant
     ``joint_forces`` read only if ``has_forces``).
 
-    Step ``k`` is :func:`.interior_point_kernels.contact_step_kernel` (warm start from ``u``,
+    Step ``k`` is, with ``inactive_first``, first :func:`.interior_point_kernels.plain_first`
+    (the step without contacts, ``plain``; kept if every contact stays open), otherwise
+    :func:`.interior_point_kernels.contact_step_kernel` (warm start from ``u``,
     the cold retry, extrapolated when ``extrapolate`` and a last step exists: ``started`` or
     ``k > first``); recorded as :func:`joint_run_kernel`, and with ``record_contacts`` the
     new contact variables ``u[crow]`` into ``us[k]``. Returns ``(code, iterations, position,

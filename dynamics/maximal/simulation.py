@@ -594,6 +594,12 @@ class Simulation:
             self.last_residuals = history
             self._raise(code, pos, history)
             return s, it
+        return self._newton_loop(sys, s)
+
+    def _newton_loop(self, sys: StepSystem, s):
+        """Newton's method with halving line search on ``sys`` (no contacts) from ``s``, in
+        Python; ``(s, iterations)``, :class:`ConvergenceError` at the iteration cap or a failed
+        line search."""
         f = sys.residual(s)
         norm = _norm(f)
         history = [norm]
@@ -626,23 +632,10 @@ class Simulation:
             return None
         plain = sys.joint_system()
         plain.begin(x1, q1, self.v, self.w, joint_forces)
-        s = plain.pack(*sys.unpack(s0))
-        f = plain.residual(s)
-        norm = _norm(f)
-        history = [norm]
-        while norm >= self.tol:                    # the test of the contact-free step
-            if len(history) > self.max_iter:
-                return None
-            try:
-                ds = plain.solve_linear(s, f)
-            except gs.GraphSolveError:               # a singular pivot
-                return None
-            found = _backtrack(plain.residual, s, ds, 1.0, norm, _norm)
-            if found is None:
-                return None
-            s, f = found
-            norm = _norm(f)
-            history.append(norm)
+        try:
+            s, iters = self._newton_loop(plain, plain.pack(*sys.unpack(s0)))
+        except (ConvergenceError, gs.GraphSolveError):   # the cap, line search, a singular pivot
+            return None
         v1, w1, lam = plain.unpack(s)
         x2, q2 = plain.next_configuration(v1, w1)
         out = sys.pack(v1, w1, lam)
@@ -652,8 +645,7 @@ class Simulation:
                 return None
             out[grp.rows[:, 0]] = 0.0
             out[grp.rows[:, 1]] = phi
-        self.last_residuals = np.array(history)
-        return out, len(history) - 1
+        return out, iters
 
     def _raise(self, code: int, pos: int, history: np.ndarray) -> None:
         """Turn a compiled Newton status into the error it stands for (0: no error)."""

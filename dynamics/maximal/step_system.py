@@ -91,6 +91,12 @@ class _StepWork:
     prev_w: np.ndarray           # (nb, 3)
     prev_lam: np.ndarray         # (n_joints, 6)
 
+    @property
+    def forces(self) -> tuple:
+        """``(G, rate, external, damping, diag_const, coupling)``, as the forced and contact
+        step kernels take them."""
+        return (self.G, self.rate, self.external, self.damping, self.diag_const, self.coupling)
+
     def history_for(self, max_iter: int) -> np.ndarray:
         """The history buffer, regrown if it holds fewer than ``max_iter + 1`` entries."""
         if self.history.shape[0] < max_iter + 1:
@@ -689,6 +695,14 @@ class StepSystem:
                            axis=1)
         return 0.5 * self.dt * quat.L(q1) @ M
 
+    def _fused_factorization(self, s: np.ndarray):
+        """:meth:`_ensure_factorization`, with this system's fused handle (``_handle``, for
+        the compiled Newton steps) made on first use."""
+        F = self._ensure_factorization(s)
+        if self._handle is None:
+            self._handle = F.fused_handle(self.matrix, implicit=self._acyclic)
+        return F
+
     def _ensure_factorization(self, s: np.ndarray):
         """The graphsolve factorization, made from ``F(s)`` on first use."""
         if self._factorization is None:
@@ -714,9 +728,7 @@ class StepSystem:
         Returns ``(code, iterations, position, history)``.
         """
         m, js = self.model, self.model.joints
-        F = self._ensure_factorization(s)
-        if self._handle is None:
-            self._handle = F.fused_handle(self.matrix, implicit=self._acyclic)
+        F = self._fused_factorization(s)
         history = np.zeros(max_iter + 1)
         has = self.damping is not None
         damping = self.damping if has else np.zeros((0, 12, 12))
@@ -780,9 +792,7 @@ class StepSystem:
         extrapolate = previous is not None
         if previous is None:        # start_step only writes the current state into them
             previous = (wk.prev_v, wk.prev_w, wk.prev_lam)
-        F = self._ensure_factorization(s)
-        if self._handle is None:
-            self._handle = F.fused_handle(self.matrix, implicit=self._acyclic)
+        F = self._fused_factorization(s)
         history = wk.history_for(max_iter)
         if joint_forces is None and not wk.applied:
             code, it, pos = step_kernel(
@@ -856,7 +866,7 @@ class StepSystem:
                       self._jrow, self._ptr_bj, self._ptr_jb, js.free, js.dof,
                       js.translational_dof, js.rotational_dof, js.rot_axis, js.spring,
                       js.spring_offset, js.damper, wk.pairs, self._coupling_dst)
-            forces = (wk.G, wk.rate, wk.external, wk.damping, wk.diag_const, wk.coupling)
+            forces = wk.forces
             if self.inactive_first:
                 plain = self.joint_system()._plain_arguments()
             else:               # not used: this system's own arrays, of the same types
@@ -888,11 +898,8 @@ class StepSystem:
         :func:`.interior_point_kernels.plain_first` needs to take this (contact-free) system's
         compiled step (:meth:`step_compiled`)."""
         wk = self._step_work()
-        F = self._ensure_factorization(wk.s)
-        if self._handle is None:
-            self._handle = F.fused_handle(self.matrix, implicit=self._acyclic)
-        return (self._handle, self.matrix.data, self._joint_arguments(),
-                (wk.G, wk.rate, wk.external, wk.damping, wk.diag_const, wk.coupling),
+        self._fused_factorization(wk.s)
+        return (self._handle, self.matrix.data, self._joint_arguments(), wk.forces,
                 self._scratch(), wk.s, wk.applied)
 
     def _block_layout(self) -> tuple:
@@ -984,9 +991,7 @@ class StepSystem:
         """
         m = self.model
         wk = self._step_work()
-        F = self._ensure_factorization(wk.s)
-        if self._handle is None:
-            self._handle = F.fused_handle(self.matrix, implicit=self._acyclic)
+        F = self._fused_factorization(wk.s)
         history = wk.history_for(max_iter)
         record_history = hflat is not None
         if hflat is None:
@@ -995,9 +1000,7 @@ class StepSystem:
             int(first), int(count), float(t), self.dt, bool(extrapolate), bool(started), x, q, v,
             w, lam, *previous, wk.s, float(tol), int(max_iter), history, self._handle,
             self.matrix.data, m.mass, m.inertia, wk.gravity, wk.applied, wk.no_forces, False,
-            self._joint_arguments(),
-            (wk.G, wk.rate, wk.external, wk.damping, wk.diag_const, wk.coupling),
-            self._scratch(), *record, record_history, hflat)
+            self._joint_arguments(), wk.forces, self._scratch(), *record, record_history, hflat)
         F.mark_valid(_factor_status(code, pos))
         return code, it, pos, done, t, used, history[:it + 1]
 
