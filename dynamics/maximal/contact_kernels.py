@@ -154,7 +154,7 @@ def _limit_rate_row(c, limit, bound, E, lw):
     return R[0]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _box_geometry(p, half, c, d):
     """Closest point ``c`` of the box ``|c_i| <= half_i`` to ``p`` (box frame), ``d = p - c``;
     returns the signed distance to the box surface and, inside, the face axis (else -1)."""
@@ -174,7 +174,7 @@ def _box_geometry(p, half, c, d):
     return -best, axis
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _box_normal_local(p, half, nl, c, d):
     """Outward unit normal (box frame) of the nearest box feature to ``p``; ``c, d`` (3) are
     scratch."""
@@ -190,7 +190,7 @@ def _box_normal_local(p, half, nl, c, d):
 
 # The limit kernels below are called, not inlined, from the contact loops: their code (a
 # joint's coordinates and rate map) kept out of the contacts' hot loops.
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _limit_velocity_map(x, q, c, b, limit, bound, P, work):
     """Row ``c`` of :func:`velocity_maps` for a joint limit (``b``: its second body, ``-1``
     for the world): ``σ`` times the coordinate's rate-map row at ``z₁ = (x, q)`` as
@@ -206,7 +206,7 @@ def _limit_velocity_map(x, q, c, b, limit, bound, P, work):
     bound[c, B_START] = _limit_coordinate(c, limit, bound, E, B_MIDDLE, lw)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _limit_distance_next(s, x1, q1, dt, c, b, limit, bound, grad, want_grad, work):
     """:func:`_distance_next` of a joint limit: ``σ (c_i(z₂) - bound)``, the angle read from
     the step's start, and with ``want_grad`` ``σ`` times the rate-map row at ``z₂`` through
@@ -230,7 +230,7 @@ def _limit_distance_next(s, x1, q1, dt, c, b, limit, bound, grad, want_grad, wor
     return phi
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def limit_distance_now(x, q, c, limit, bound, work):
     """The signed distance of joint limit ``c`` at ``(x, q)``, its angle read about the
     middle of its range (:meth:`.ContactGroup.distance`)."""
@@ -241,7 +241,7 @@ def limit_distance_now(x, q, c, limit, bound, work):
                                - bound[c, B_BOUND])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def open_contacts(s, x1, q1, dt, body, other, kind, point, radius, radius_b, half, limit,
                   bound, r0, out, work):
     """The contact rows of a step taken without the frictionless contacts of the group:
@@ -284,7 +284,7 @@ def velocity_maps(x, q, m, body, other, kind, point, radius, radius_b, half, lim
                         P, contact_work(m))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _velocity_maps_into(x, q, m, body, other, kind, point, radius, radius_b, half, limit, bound,
                         P, work):
     """:func:`velocity_maps` with the scratch ``work`` of :func:`contact_work`."""
@@ -605,7 +605,7 @@ def _contact_jacobian_into(s, x1, q1, dt, m, body, other, kind, point, radius, r
 
 
 # ---------------------------------------------------------------------- interior-point helpers
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def coo_matvec(rows, cols, data, x, out):
     """``out = A x`` for the BlockMatrix buffer ``data`` with entry coordinates ``rows, cols``
     (the BlockMatrix's own layout: no copy into a CSR matrix per Jacobian)."""
@@ -625,7 +625,7 @@ def _max_abs_nan(out):
     return big
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def refinement_residual(rows, cols, data, x, rhs, out):
     """``out = A x - rhs`` and its max-norm (iterative refinement)."""
     for i in range(out.shape[0]):
@@ -635,7 +635,7 @@ def refinement_residual(rows, cols, data, x, rhs, out):
     return _max_abs_nan(out)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def block_refinement_residual(blocks, data, x, rhs, out):
     """:func:`refinement_residual` by blocks: ``blocks = (row0, col0, nrows, ncols)`` of the
     BlockMatrix's blocks in the order of ``data`` (each row-major, one after another, as
@@ -657,7 +657,7 @@ def block_refinement_residual(blocks, data, x, rhs, out):
     return _max_abs_nan(out)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def step_to_boundary(s, ds, positive, tau):
     """Largest ``α <= 1`` with ``u + α Δu >= (1 - τ) u`` for the positive variables ``u =
     s[positive]`` (fraction to the boundary, Nocedal & Wright eq. 19.9)."""
@@ -671,7 +671,7 @@ def step_to_boundary(s, ds, positive, tau):
     return alpha
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def mean_product(s, ds, alpha, ia, ib):
     """Mean of the complementarity products ``(a + α Δa)(b + α Δb)`` (``μ`` of N&W §14.2)."""
     acc = 0.0
@@ -680,7 +680,7 @@ def mean_product(s, ds, alpha, ia, ib):
     return acc / ia.shape[0]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def corrector_rhs(f, target, row, da_idx, db_idx, d_aff, rhs_centre, rhs_corr):
     """Right-hand sides of the centring step ``-f_σμ`` and of Mehrotra's corrector
     ``-f_σμ - Δa∘Δb`` (N&W eq. 14.35); returns ``‖f_σμ‖₂``."""

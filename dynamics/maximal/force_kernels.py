@@ -24,6 +24,7 @@ from numba import njit
 
 from .newton_kernels import (
     _RATE_LIMIT,
+    _copy,
     _ends,
     _mtv,
     _mv,
@@ -31,6 +32,7 @@ from .newton_kernels import (
     _select_mm,
     _world,
     finish_step,
+    force_work,
     newton_kernel,
     start_step,
 )
@@ -176,14 +178,6 @@ def coordinates_kernel(x, q, parent, child, p_a, p_b, q_off, free, tdof, rdof, r
                            rot_axis[k], out[k], W, Q)
 
 
-def force_work(n_joints: int) -> tuple:
-    """Scratch of :func:`_applied_forces_into` (made once by :class:`.StepSystem`): ``(M, W, Q,
-    c, u, w12)`` = one joint's 6×12 rate map, (6, 3, 3) frames, (3, 4) quaternions, its
-    coordinates and inputs (6 each) and every joint's 12-vector wrench (n_joints, 12)."""
-    return (np.zeros((6, 12)), np.zeros((6, 3, 3)), np.zeros((3, 4)), np.zeros(6), np.zeros(6),
-            np.zeros((n_joints, 12)))
-
-
 #: rows of the body wrench that the residual scales by 2 (torques, eq. 20)
 _SCALE = (1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0)
 
@@ -218,7 +212,7 @@ def applied_forces_kernel(x1, q1, gravity_wrench, joint_forces, has_forces, pare
                                           np.empty((nj, 12))), world_x, world_q)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _applied_forces_into(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child, p_a,
                          p_b, q_off, free, dof, tdof, rdof, rot_axis, spring, spring_offset,
                          damper, pairs, coupling_dst, rate, external, damping, diag_const,
@@ -271,7 +265,7 @@ def _applied_forces_into(x1, q1, gravity_wrench, joint_forces, has_forces, paren
                     for r in range(d):
                         acc += R[r, i] * R[r, j]
                     damping[k, i, j] = dk * acc
-    external[:, :] = gravity_wrench
+    _copy(external, gravity_wrench)
     for k in range(nj):
         a = parent[k]
         if a >= 0:
@@ -312,7 +306,7 @@ def _applied_forces_into(x1, q1, gravity_wrench, joint_forces, has_forces, paren
                 data[coupling_dst[p, e, t]] += coupling[p, e, t]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def forced_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, max_iter,
                        history, handle, data, mass, inertia, dt, gravity_wrench, joint_forces,
                        has_forces, parent, child, p_a, p_b, q_off, select, free, nc, dof, tdof,
@@ -329,14 +323,15 @@ def forced_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s
     dampers); ``work``: :func:`.newton_kernels.newton_work`. Returns ``(code, iterations,
     position)`` as ``step_kernel``.
     """
-    x1, q1, body = start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt,
-                              parent, child, p_a, p_b, q_off, select, nc, jrow, G, work)
+    body = start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt, parent,
+                      child, p_a, p_b, q_off, select, nc, jrow, G, work)
+    x1, q1 = work[3], work[4]
     if body >= 0:
         return _RATE_LIMIT, 0, body
-    applied_forces_kernel(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child, p_a,
-                          p_b, q_off, free, dof, tdof, rdof, rot_axis, spring, spring_offset,
-                          damper, pairs, coupling_dst, rate, external, damping, diag_const,
-                          coupling, data)
+    _applied_forces_into(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child, p_a,
+                         p_b, q_off, free, dof, tdof, rdof, rot_axis, spring, spring_offset,
+                         damper, pairs, coupling_dst, rate, external, damping, diag_const,
+                         coupling, data, work[15], work[9], work[10])
     code, it, pos = newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v, w, mass,
                                   inertia, dt, bool(False), external, damping,  # noqa: UP018
                                   damping.shape[0] > 0,   # runtime bools: see step_kernel

@@ -39,6 +39,8 @@ from .newton_kernels import (
     _NONFINITE,
     _RATE_LIMIT,
     _SINGULAR_PIVOT,
+    _copy,
+    _copy_vec,
     _jacobian,
     _max_abs,
     _residual,
@@ -57,7 +59,7 @@ TAU = 0.995
 WARM_FLOOR = 1e-3
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _ip_residual(s, barrier, x1, q1, v0, w0, dt, mass, inertia, external, damping, G, joints,
                  groups, newton, cwork, f):
     """``f(s)`` into ``f`` with every complementarity row ``= barrier`` (``StepSystem.residual``
@@ -75,7 +77,7 @@ def _ip_residual(s, barrier, x1, q1, v0, w0, dt, mass, inertia, external, dampin
                                   radius_b, half, limit, bound, friction, r0, P, f, cwork)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _ip_jacobian(s, data, x1, q1, dt, mass, inertia, diag_const, G, joints, groups, newton,
                  cwork, constant):
     """``F(s)`` into the BlockMatrix buffer ``data`` (``StepSystem.jacobian``); the blocks fixed
@@ -93,14 +95,14 @@ def _ip_jacobian(s, data, x1, q1, dt, mass, inertia, diag_const, G, joints, grou
                                   bc_b, cb_b, data, constant, cwork)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _resolve(handle, blocks, data, rhs, x, refine, atol, r, rt, xt, tmp):
     """``x = F⁻¹ rhs`` with the current factor (``StepSystem.resolve``): with ``refine``, up to
     three rounds of iterative refinement while the max-norm of ``F x - rhs`` halves (the best
     iterate kept), none when it is already ``<= atol``. ``blocks``: the block layout of
     ``data`` (:func:`.contact_kernels.block_refinement_residual`); ``r, rt, xt, tmp`` are
     scratch."""
-    x[:] = rhs
+    _copy_vec(x, rhs)
     solve_factored(handle, x)
     if not refine:
         return
@@ -108,21 +110,21 @@ def _resolve(handle, blocks, data, rhs, x, refine, atol, r, rt, xt, tmp):
     if rn <= atol:
         return
     for _ in range(3):
-        tmp[:] = r
+        _copy_vec(tmp, r)
         solve_factored(handle, tmp)
         for i in range(x.shape[0]):
             xt[i] = x[i] - tmp[i]
         rtn = ck.block_refinement_residual(blocks, data, xt, rhs, rt)
         if not rtn < 0.5 * rn:
             if rtn < rn:
-                x[:] = xt
+                _copy_vec(x, xt)
             break
-        x[:] = xt
+        _copy_vec(x, xt)
         rn = rtn
         r, rt = rt, r
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data, blocks,
                     x1, q1, v0, w0, dt, mass, inertia, external, damping, diag_const, G, joints,
                     groups, pairs, work, newton):
@@ -182,7 +184,7 @@ def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data
                 break
         if not found:
             return _LINE_SEARCH_FAILED, iters, -1, target
-        s[:] = trial
+        _copy_vec(s, trial)
         f, ft = ft, f
         for k in range(row.shape[0]):
             f[row[k]] += target
@@ -200,7 +202,7 @@ def _distance_now(x, q, c, body, other, kind, point, radius, radius_b, half, lim
                               bound, ck.contact_work(0))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _distance_now_into(x, q, c, body, other, kind, point, radius, radius_b, half, limit, bound,
                        cwork):
     """:func:`_distance_now` with the scratch ``cwork`` of
@@ -228,7 +230,7 @@ def _distance_now_into(x, q, c, body, other, kind, point, radius, radius_b, half
     return dist - radius[c]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _contact_start(s, u, warm, x1, q1, groups, cwork):
     """The contact rows of the starting point: the last step's variables ``u`` floored at
     :data:`WARM_FLOOR` (``warm``), else :meth:`.ContactGroup.initial_variables` at ``z₁``
@@ -252,7 +254,7 @@ def _contact_start(s, u, warm, x1, q1, groups, cwork):
                 s[r + 3 + 2 * m] = max(friction[c], 1.0)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _plain_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, tol, max_iter,
                 history, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, plain):
     """The step without contacts (:meth:`.StepSystem.step_compiled` of
@@ -277,7 +279,7 @@ def _plain_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, tol, max
         q_off, select, nc, jrow, ptr_bj, ptr_jb, newton)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _open_contacts(sv, x1, q1, dt, groups, cwork, out):
     """After a step without contacts to ``z₂`` (``x1, q1`` its ``z₁``, ``sv`` its body
     velocities in the first rows): each contact's rows of ``out`` get ``γ = 0``,
@@ -293,7 +295,7 @@ def _open_contacts(sv, x1, q1, dt, groups, cwork, out):
     return ok
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _any_closed(u, groups):
     """Whether the last step's contact variables ``u`` have a contact with ``γ > s_φ``."""
     for g in groups:
@@ -304,21 +306,21 @@ def _any_closed(u, groups):
     return False
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _copy_state(src, dst):
     """Copy the eight state arrays ``(x, q, v, w, λ, previous v, w, λ)`` of ``src`` into
     those of ``dst``."""
-    dst[0][:] = src[0]
-    dst[1][:] = src[1]
-    dst[2][:] = src[2]
-    dst[3][:] = src[3]
-    dst[4][:] = src[4]
-    dst[5][:] = src[5]
-    dst[6][:] = src[6]
-    dst[7][:] = src[7]
+    _copy(dst[0], src[0])
+    _copy(dst[1], src[1])
+    _copy(dst[2], src[2])
+    _copy(dst[3], src[3])
+    _copy(dst[4], src[4])
+    _copy(dst[5], src[5])
+    _copy(dst[6], src[6])
+    _copy(dst[7], src[7])
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _store_contacts(s, u, groups):
     """The contact variables of ``s`` into their rows of ``u``."""
     for g in groups:
@@ -330,7 +332,7 @@ def _store_contacts(s, u, groups):
                 u[r0[c] + i] = s[r0[c] + i]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def plain_first(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u, s, tol, max_iter,
                 history, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, groups,
                 cwork, plain):
@@ -356,7 +358,7 @@ def plain_first(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u, s, to
     return False, code, it, pos
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def step_kernel_plain_first(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u,
                             warm_start, s, tol, max_iter, refine, refine_atol, history, handle,
                             data, blocks, mass, inertia, dt, gravity_wrench, joint_forces,
@@ -378,7 +380,7 @@ def step_kernel_plain_first(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapola
                                work, newton, s_start)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u, warm_start,
                         s, tol, max_iter, refine, refine_atol, history, handle, data, blocks,
                         mass, inertia, dt, gravity_wrench, joint_forces, has_forces, joints,
@@ -407,8 +409,9 @@ def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, 
      rot_axis, spring, spring_offset, damper, damped_pairs, coupling_dst) = joints
     G, rate, external, damping, diag_const, coupling = forces_work
     cwork, fwork = work[8], work[9]
-    x1, q1, body = start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt,
-                              parent, child, p_a, p_b, q_off, select, nc, jrow, G, newton)
+    body = start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt, parent,
+                      child, p_a, p_b, q_off, select, nc, jrow, G, newton)
+    x1, q1 = newton[3], newton[4]
     if body >= 0:
         return _RATE_LIMIT, 0, body, 0.0
     _applied_forces_into(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child, p_a,
@@ -426,7 +429,7 @@ def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, 
             for i in range(size):
                 if u[r0[c] + i] != 0.0:
                     warm = warm_start
-    s_start[:] = s
+    _copy_vec(s_start, s)
     _contact_start(s, u, warm, x1, q1, groups, cwork)
     code, it, pos, target = _interior_point(
         s, tol, max_iter, refine, refine_atol, history, handle, data, blocks, x1, q1, v, w,
@@ -434,7 +437,7 @@ def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, 
     if warm and (code == _ITERATION_CAP or code == _LINE_SEARCH_FAILED):
         # a warm start can sit next to a degenerate complementarity pair and jam the
         # interior-point method: retry the step once from the cold start
-        s[:] = s_start
+        _copy_vec(s, s_start)
         _contact_start(s, u, False, x1, q1, groups, cwork)
         code, it, pos, target = _interior_point(
             s, tol, max_iter, refine, refine_atol, history, handle, data, blocks, x1, q1,

@@ -100,7 +100,7 @@ def _rot(q, Q):
     Q[2, 2] = s * s - a * a - b * b + c * c
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _ends(k, parent, child, x, q, world_x, world_q):
     a = parent[k]
     if a < 0:
@@ -115,17 +115,26 @@ def _world():
     return np.zeros(3), wq
 
 
+def force_work(n_joints: int) -> tuple:
+    """Scratch of :func:`.force_kernels._applied_forces_into` (made once by :class:`.StepSystem`,
+    part of :func:`newton_work`): ``(M, W, Q, c, u, w12)`` = one joint's 6×12 rate map,
+    (6, 3, 3) frames, (3, 4) quaternions, its coordinates and inputs (6 each) and every
+    joint's 12-vector wrench (n_joints, 12)."""
+    return (np.zeros((6, 12)), np.zeros((6, 3, 3)), np.zeros((3, 4)), np.zeros(6), np.zeros(6),
+            np.zeros((n_joints, 12)))
+
+
 def newton_work(n_bodies: int, n_joints: int, n_unknowns: int) -> tuple:
     """The scratch arrays of the compiled step kernels (owned by :class:`.StepSystem`, made
-    once): nothing in a step's residual, Jacobian or setup allocates.
+    once): nothing in a step's residual, Jacobian, applied forces or setup allocates.
 
     ``(f, ft, trial, x1, q1, x2, q2, R, K, world_x, world_q, world_R, B, small,
-    no_damping)``: the residual at ``s`` and at the line search's trial, the trial (``N``);
-    ``z₁`` of the update rules; ``z₂(s)`` with ``R[i] = Q(q₂ᵢ)`` (``Q(q₁ᵢ)`` in the setup);
-    ``K`` (nb, 3, 3) the per-body factor of ``∂q₂/∂ω₁`` (:func:`_body_blocks`); the world's
-    pose; ``B`` (2, 6, 6) one joint's derivatives per end (:func:`_joint_derivatives`);
+    no_damping, forces)``: the residual at ``s`` and at the line search's trial, the trial
+    (``N``); ``z₁`` of the update rules; ``z₂(s)`` with ``R[i] = Q(q₂ᵢ)`` (``Q(q₁ᵢ)`` in the
+    setup); ``K`` (nb, 3, 3) the per-body factor of ``∂q₂/∂ω₁`` (:func:`_body_blocks`); the
+    world's pose; ``B`` (2, 6, 6) one joint's derivatives per end (:func:`_joint_derivatives`);
     ``small`` (3, 6) one joint's ``g``, lever and ``p`` (:func:`_joint_geometry`); an empty
-    damper array.
+    damper array; the scratch of the applied forces (:func:`force_work`).
     """
     N, nb = n_unknowns, n_bodies
     world_q = np.zeros(4)
@@ -133,7 +142,7 @@ def newton_work(n_bodies: int, n_joints: int, n_unknowns: int) -> tuple:
     return (np.zeros(N), np.zeros(N), np.zeros(N), np.zeros((nb, 3)), np.zeros((nb, 4)),
             np.zeros((nb, 3)), np.zeros((nb, 4)), np.zeros((nb, 3, 3)), np.zeros((nb, 3, 3)),
             np.zeros(3), world_q, np.eye(3), np.zeros((2, 6, 6)), np.zeros((3, 6)),
-            np.zeros((0, 12, 12)))
+            np.zeros((0, 12, 12)), force_work(n_joints))
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -155,7 +164,7 @@ def _next_quaternion(q, w, dt, out):
     return ws
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _configuration(s, x1, q1, dt, x2, q2, R):
     """``z₂(s)``: ``x₂ = x₁ + Δt v₁``, ``q₂`` of eq. (17) and ``R[i] = Q(q₂ᵢ)`` of every body
     (NaN where ``|ω₁| >= 2/Δt``)."""
@@ -166,7 +175,7 @@ def _configuration(s, x1, q1, dt, x2, q2, R):
         _rot(q2[i], R[i])
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _rotations(q, R):
     """``R[i] = Q(q[i])`` for every body."""
     for i in range(q.shape[0]):
@@ -285,11 +294,11 @@ def residual_kernel(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, 
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
               has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow, work, out):
     """:func:`residual_kernel` into ``out``; ``z₂(s)`` goes to ``work``'s ``x2, q2, R``."""
-    _, _, _, _, _, x2, q2, R, _, world_x, world_q, world_R, _, small, _ = work
+    _, _, _, _, _, x2, q2, R, _, world_x, world_q, world_R, _, small, _, _ = work
     nb = x1.shape[0]
     nj = parent.shape[0]
     for i in range(nb):
@@ -367,7 +376,7 @@ def _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, dampin
             out[jrow[k] + r] = acc
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def jacobian_kernel(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, parent,
                     child, p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb, work):
     """Write ``F = ∂f/∂s`` (eq. 32) into the flat BlockMatrix buffer ``data``; ``work``:
@@ -440,12 +449,12 @@ def _rotation_update_map(w, ws, scale, K):
     K[2, 1] -= scale * w0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, parent, child,
               p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb, work, constant):
     """:func:`jacobian_kernel`; with ``constant`` false the blocks ``-Gᵀ`` (fixed during a step:
     the factorization only reads ``data``) are taken to be in ``data`` already."""
-    _, _, _, _, _, x2, q2, R, K, world_x, world_q, world_R, B, small, _ = work
+    _, _, _, _, _, x2, q2, R, K, world_x, world_q, world_R, B, small, _, _ = work
     lever, p = small[1, :3], small[2, :4]
     nj = parent.shape[0]
     _body_blocks(s, data, mass, inertia, dt, projection, diag_const, K)
@@ -493,11 +502,11 @@ def _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, par
                     data[o + 3 + c] = h0 * Kb[0, c] + h1 * Kb[1, c] + h2 * Kb[2, c]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def constraint_jacobian_kernel(x, q, parent, child, p_a, p_b, q_off, select, G, work):
     """``G[e, k] = Dₖᵀ [∂g/∂x_e, ∂g/∂ʳq_e]`` (eq. 21, A.8) for both ends of every joint, at the
     poses ``x, q``; ``work``: :func:`newton_work` (its ``R`` receives ``Q(q)``)."""
-    _, _, _, _, _, _, _, R, _, world_x, world_q, world_R, B, small, _ = work
+    _, _, _, _, _, _, _, R, _, world_x, world_q, world_R, B, small, _, _ = work
     lever, p = small[1, :3], small[2, :4]
     _rotations(q, R)
     for k in range(parent.shape[0]):
@@ -506,6 +515,22 @@ def constraint_jacobian_kernel(x, q, parent, child, p_a, p_b, q_off, select, G, 
         _joint_derivatives(Qa, Qb, p_b[k], q_off[k], lever, p, B)
         for e in range(2):
             _select_mm(select[k], 6, B[e], G[e, k])
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _copy(dst, src):
+    """``dst[:] = src`` for 2-D arrays of equal shape, as a loop (the slice assignment needs
+    numba's reference counting, which the step kernels run without)."""
+    for i in range(dst.shape[0]):
+        for j in range(dst.shape[1]):
+            dst[i, j] = src[i, j]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _copy_vec(dst, src):
+    """``dst[:] = src`` for vectors of equal length, as a loop (see :func:`_copy`)."""
+    for i in range(dst.shape[0]):
+        dst[i] = src[i]
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -518,7 +543,7 @@ def _max_abs(f):
     return m
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
                   inertia, dt, projection, external, damping, has_damping, diag_const, G,
                   parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, work):
@@ -565,7 +590,7 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
             alpha *= 0.5
         if not ok:
             return _LINE_SEARCH_FAILED, it, -1
-        s[:] = trial
+        _copy_vec(s, trial)
         f, ft = ft, f
         norm = nt
         it += 1
@@ -573,7 +598,7 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
     return _CONVERGED, it, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt, parent, child,
                p_a, p_b, q_off, select, nc, jrow, G, work):
     """The part of a whole compiled step before Newton: the update rules (11), (17), the
@@ -581,14 +606,14 @@ def start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt, pa
     ``(v, ω, λ)`` or, with ``extrapolate``, ``2 s_k - s_{k-1}`` with ``s_{k-1}`` in ``prev_*``,
     unless that rate would reach ``|ω| ≥ 1/Δt``); ``prev_*`` then receive ``s_k``.
 
-    Returns ``(x₁, q₁, body)`` (``x₁, q₁`` those of ``work``, :func:`newton_work`): ``body >= 0``
-    is the first body with ``|ω| >= 2/Δt`` (nothing else done then), ``-1`` otherwise.
+    ``z₁`` goes to ``work[3], work[4]`` (:func:`newton_work`). Returns ``body``: the first
+    body with ``|ω| >= 2/Δt`` (nothing else done then), or ``-1``.
     """
     nb = x.shape[0]
     x1, q1 = work[3], work[4]
     for i in range(nb):
         if not _omega_s(w[i], dt) > 0.0:
-            return x1, q1, i
+            return i
     for i in range(nb):
         for c in range(3):
             x1[i, c] = x[i, c] + dt * v[i, c]
@@ -618,30 +643,31 @@ def start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt, pa
         for k in range(parent.shape[0]):
             for r in range(nc[k]):
                 s[jrow[k] + r] += lam[k, r] - prev_lam[k, r]
-    prev_v[:] = v
-    prev_w[:] = w
-    prev_lam[:] = lam
-    return x1, q1, -1
+    _copy(prev_v, v)
+    _copy(prev_w, w)
+    _copy(prev_lam, lam)
+    return -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def finish_step(code, it, pos, x, q, v, w, lam, x1, q1, s, nc, jrow):
     """The state update after Newton: ``x, q, v, w, lam`` from ``z₁`` and the solution ``s``
     (only if ``code`` is ``CONVERGED``); returns ``(code, it, pos)``."""
     if code != _CONVERGED:
         return code, it, pos
-    x[:] = x1
-    q[:] = q1
+    _copy(x, x1)
+    _copy(q, q1)
     for i in range(x.shape[0]):
-        v[i] = s[6 * i:6 * i + 3]
-        w[i] = s[6 * i + 3:6 * i + 6]
+        for c in range(3):
+            v[i, c] = s[6 * i + c]
+            w[i, c] = s[6 * i + 3 + c]
     for k in range(nc.shape[0]):
         for r in range(nc[k]):
             lam[k, r] = s[jrow[k] + r]
     return _CONVERGED, it, -1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, max_iter,
                 history, handle, data, mass, inertia, dt, gravity_wrench, diag_const, G, parent,
                 child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, work):
@@ -654,8 +680,9 @@ def step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, 
     ``|ω| >= 2/Δt`` (its index in ``position``). Joint springs, dampers and forces:
     :func:`.force_kernels.forced_step_kernel`. ``work``: :func:`newton_work`.
     """
-    x1, q1, body = start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt,
-                              parent, child, p_a, p_b, q_off, select, nc, jrow, G, work)
+    body = start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt, parent,
+                      child, p_a, p_b, q_off, select, nc, jrow, G, work)
+    x1, q1 = work[3], work[4]
     if body >= 0:
         return _RATE_LIMIT, 0, body
     # bool(False), unlike False, is typed as a runtime bool, not Literal[bool](False):

@@ -24,7 +24,7 @@ from numba import njit
 
 from .force_kernels import forced_step_kernel
 from .interior_point_kernels import contact_step_kernel, plain_first
-from .newton_kernels import _CONVERGED, step_kernel
+from .newton_kernels import _CONVERGED, _copy, step_kernel
 
 __all__ = ["joint_run_kernel", "contact_run_kernel"]
 
@@ -46,7 +46,7 @@ def _record(k, it, x, q, v, w, xs, qs, vs, ws, its, history, record_history, hfl
     return hpos
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam, prev_v,
                      prev_w, prev_lam, s, tol, max_iter, history, handle, data, mass, inertia,
                      gravity_wrench, applied, joint_forces, has_forces, joints, forces_work, work,
@@ -79,9 +79,9 @@ def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam,
     for k in range(first, first + count):
         ex = extrapolate and (started or k > first)
         if not ex:
-            prev_v[:] = v
-            prev_w[:] = w
-            prev_lam[:] = lam
+            _copy(prev_v, v)
+            _copy(prev_w, w)
+            _copy(prev_lam, lam)
         if applied:
             code, it, pos = forced_step_kernel(
                 x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, s, tol, max_iter, history,
@@ -103,7 +103,7 @@ def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam,
     return code, it, pos, done, t, hpos
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam, prev_v,
                        prev_w, prev_lam, u, warm_start, s, tol, max_iter, refine, refine_atol,
                        history, handle, data, blocks, mass, inertia, gravity_wrench,

@@ -10,8 +10,18 @@ here, run ``make clean-cache`` (numba's cache of the calling kernels follows the
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
+
+#: numba options of the kernels that run per pivot block or per solve (the factor and solve
+#: kernels, their entry points, the fused refactor-and-solve): compiled without numba's
+#: reference counting (``_nrt``), which costs an atomic increment and decrement per array
+#: argument, tuple member and slice, per call. Such a kernel allocates nothing and returns no
+#: array (docs: architecture, "Hot kernels without reference counting";
+#: tests/test_kernel_flags.py).
+NO_REFCOUNT: dict[str, Any] = {"_nrt": False}
 
 # No kernel is compiled with value-changing fastmath flags (reassoc, contract, arcp): numba
 # links a copy of every callee into each caller's module and LLVM re-optimizes each copy;

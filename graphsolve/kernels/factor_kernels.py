@@ -31,6 +31,7 @@ from numba import literally, njit
 
 from . import supernodal
 from .blocks import (
+    NO_REFCOUNT,
     _finish_pivot,
     _ldl_solve_left,
     _lu_solve_left,
@@ -102,8 +103,8 @@ def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep,
 
 
 #: :func:`_scale_pair_py` compiled per literal size pair, inlined by LLVM
-_scale_pair = njit(cache=True, nogil=True, error_model="numpy", forceinline=True)(
-    _scale_pair_py)
+_scale_pair = njit(cache=True, nogil=True, error_model="numpy", forceinline=True,
+                   **NO_REFCOUNT)(_scale_pair_py)
 #: :func:`_scale_pair_py` inlined by numba (one site per kernel)
 _scale_pair_inline = njit(error_model="numpy", inline="always")(_scale_pair_py)
 
@@ -192,7 +193,7 @@ def _scale_pair_sized(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, ke
         _scale_pair_inline(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 0, 0)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", **NO_REFCOUNT)
 def _gather(sym, D, L, U, symmetric, gat, BS):
     """Load the factor buffers from the matrix's flat ``values`` in one pass of straight copies
     (the diagonal section holds the blocks by node, ``D`` in elimination order at ``d_ptr``;
@@ -323,7 +324,7 @@ def _factor_kernel(GENERIC: bool):
                 return k, n_scalings, n_updates, sq
         return -1, n_scalings, n_updates, sq
     kernel.__name__ = kernel.__qualname__ = "_factor_generic" if GENERIC else "_factor_uniform"
-    return njit(cache=True, nogil=True, error_model="numpy")(kernel)
+    return njit(cache=True, nogil=True, error_model="numpy", **NO_REFCOUNT)(kernel)
 
 
 _factor_generic = _factor_kernel(True)
@@ -352,7 +353,7 @@ def _factor(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat):
     return _factor_uniform(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, implicit, gat)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", **NO_REFCOUNT)
 def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, implicit, gat):
     """:func:`_factor` for blocks of exactly two sizes ``BS`` > ``BS2`` (bodies and joints of a
     KKT matrix): pivots and body-joint pairs run fixed-size inlined copies, pairs of equal size
@@ -412,7 +413,7 @@ def _factor_pair(sym, D, Dlu, piv, L, U, symmetric, w1, w2, rtol, BS, BS2, impli
     return -1, n_scalings, n_updates, sq
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", **NO_REFCOUNT)
 def _factor_sn(sym, sn, D, Dlu, piv, L, U, rtol, scratch, gat):
     """:func:`graphsolve.kernels.supernodal.factor_supernodal` after the load of
     :func:`_gather` (``gat`` as for :func:`_factor`); returns ``(status, asymmetry)``."""
@@ -420,7 +421,8 @@ def _factor_sn(sym, sn, D, Dlu, piv, L, U, rtol, scratch, gat):
     return supernodal.factor_supernodal(sym, sn, D, Dlu, piv, L, rtol, scratch), sq
 
 
-@njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
+@njit(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"},
+      **NO_REFCOUNT)
 def _poison(values):
     """The sum of ``v * 0`` over all values: NaN iff some value is NaN or infinite (a
     reduction that vectorizes, unlike a branchy check)."""

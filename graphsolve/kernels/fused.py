@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .blocks import NO_REFCOUNT
 from .factor_kernels import _poison
 from .reference import PIVOT_RTOL
 from .specializations import (
@@ -67,7 +68,7 @@ def _handle_kind(bs: int, bs2: int, implicit: bool) -> int:
     return 100 * bs + bs2 + (KIND_IMPLICIT if implicit else 0)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", **NO_REFCOUNT)
 def refactor_solve(handle, values, x):
     """Load ``values`` (a BlockMatrix buffer), factor them (LDU) and solve ``x`` in place.
 
@@ -99,7 +100,7 @@ def refactor_solve(handle, values, x):
     return -1
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", **NO_REFCOUNT)
 def solve_factored(handle, x):
     """Solve ``x`` in place with the factor that the last successful :func:`refactor_solve` on
     ``handle`` left in its buffers (another right-hand side for the same matrix: no refactor).

@@ -27,6 +27,7 @@ from typing import Any
 from numba import literally, njit
 
 from .blocks import (
+    NO_REFCOUNT,
     _ldl_solve_left,
     _ldl_solve_vec,
     _lu_solve_left,
@@ -152,7 +153,7 @@ def _lu_solve_any(lu, pv, s, y):
         _lu_solve_fixed(lu, pv, s, y, 0)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", **NO_REFCOUNT)
 def _solve_bs(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, Dlu, piv, L, U, x,
               nrhs, symmetric, BS):
     """Alg. 4 (forward, diagonal and backward sweeps) for ``nrhs`` right-hand sides (``x``
@@ -301,7 +302,7 @@ def _solve_vector(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, Dlu, 
                             L, U, x, BS, BS2, implicit)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", **NO_REFCOUNT)
 def _solve_sym_vector(order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, child_ptr, Dlu, piv, L, x,
                       BS):
     """:func:`_solve_bs` for one right-hand side of an LDLᵀ factor: ``U_ip = L_piᵀ`` applied as

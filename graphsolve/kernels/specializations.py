@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from .batch_kernels import _factor_batch, _factor_batch_pair
+from .blocks import NO_REFCOUNT
 from .factor_kernels import _factor, _factor_pair, _poison
 from .solve_kernels import _solve_bs, _solve_sym_vector, _solve_vector
 from .tree6 import _factor_tree6
@@ -196,7 +197,10 @@ def _entry(kind: str, BS: int, BS2: int):
     ``@njit(cache=True, nogil=True)``."""
     py_func = _FACTORIES[kind](BS, BS2)
     py_func.__name__ = py_func.__qualname__ = f"_{kind}_{BS}_{BS2}"
-    return njit(cache=True, nogil=True, error_model="numpy")(py_func)
+    # without reference counting (see compiled.py), except the batches (numba's parallel
+    # loops need it)
+    return njit(cache=True, nogil=True, error_model="numpy",
+                **({} if kind == "batch" else NO_REFCOUNT))(py_func)
 
 
 def _table(kind: str) -> dict:

@@ -49,7 +49,7 @@ import numpy as np
 from numba import njit, types
 from numba.np.linalg import _BLAS
 
-from .blocks import _finish_pivot, _ldl_solve_left, _lu_solve_trans_left, _sub_matmul
+from .blocks import NO_REFCOUNT, _finish_pivot, _ldl_solve_left, _lu_solve_trans_left, _sub_matmul
 
 __all__ = ["plan", "factor_supernodal"]
 
@@ -459,7 +459,7 @@ def _update_rr_blas(Fb, Gb, Cb, W, w, m, roff, rows, r0, sizes, D, d_ptr, L, fe_
         a0 = a1
 
 
-@njit(error_model="numpy")
+@njit(error_model="numpy", **NO_REFCOUNT)
 def factor_supernodal(sym, sn, D, Dlu, piv, L, rtol, scratch):
     """Numeric LDLᵀ over the supernodes of :func:`plan` (see the module docstring), on factor
     buffers loaded with the matrix (``D``, lower blocks in ``L``). Returns the elimination

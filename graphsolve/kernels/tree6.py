@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from .blocks import _finish_definite, _finish_lu, _in_place
+from .blocks import NO_REFCOUNT, _finish_definite, _finish_lu, _in_place
 from .factor_kernels import _scale_pair_inline
 from .simd import ldlt_pair6, ldlt_pair6_sym, prefetch
 
@@ -57,7 +57,7 @@ def _prefetch_x(order, fe_child, child_ptr, x, BS, k):
         prefetch(x, BS * fe_child[e] + BS - 1)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", **NO_REFCOUNT)
 def _factor_tree6(sym, D, Dlu, piv, L, U, w2, rtol, gat):
     """:func:`~graphsolve.kernels.factor_kernels._factor` for LDLᵀ of uniform 6×6 blocks
     without update triples (trees, Alg. 1 of Brüdigam et al. 2023: zero fill), with the load
