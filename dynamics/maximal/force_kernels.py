@@ -32,7 +32,6 @@ from .newton_kernels import (
     _select_mm,
     _world,
     finish_step,
-    force_work,
     newton_kernel,
     start_step,
 )
@@ -178,6 +177,15 @@ def coordinates_kernel(x, q, parent, child, p_a, p_b, q_off, free, tdof, rdof, r
                            rot_axis[k], out[k], W, Q)
 
 
+def force_work(n_joints: int) -> tuple:
+    """Scratch of :func:`_applied_forces_into` (made once by :class:`.StepSystem`, the last
+    member of its ``forces`` tuple): ``(M, W, Q, c, u, w12)`` = one joint's 6×12 rate map,
+    (6, 3, 3) frames, (3, 4) quaternions, its coordinates and inputs (6 each) and every
+    joint's 12-vector wrench (n_joints, 12)."""
+    return (np.zeros((6, 12)), np.zeros((6, 3, 3)), np.zeros((3, 4)), np.zeros(6), np.zeros(6),
+            np.zeros((n_joints, 12)))
+
+
 #: rows of the body wrench that the residual scales by 2 (torques, eq. 20)
 _SCALE = (1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0)
 
@@ -312,7 +320,7 @@ def forced_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s
                        has_forces, parent, child, p_a, p_b, q_off, select, free, nc, dof, tdof,
                        rdof, rot_axis, spring, spring_offset, damper, pairs, coupling_dst,
                        jrow, ptr_bj, ptr_jb, G, rate, external, damping, diag_const, coupling,
-                       work):
+                       work, force_scratch):
     """One whole integrator step with joint springs, dampers and joint forces.
 
     :func:`.newton_kernels.step_kernel` with the applied forces of
@@ -320,8 +328,9 @@ def forced_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s
     (``joint_forces`` (n_joints, 6) read only if ``has_forces``). ``G``, ``rate``,
     ``external``, ``damping``, ``diag_const`` and ``coupling`` are work arrays (see
     :func:`applied_forces_kernel`; ``damping`` without rows for a mechanism without
-    dampers); ``work``: :func:`.newton_kernels.newton_work`. Returns ``(code, iterations,
-    position)`` as ``step_kernel``.
+    dampers); ``work``: :func:`.newton_kernels.newton_work`; ``force_scratch``:
+    :func:`force_work` (nothing here allocates). Returns ``(code, iterations, position)`` as
+    ``step_kernel``.
     """
     body = start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt, parent,
                       child, p_a, p_b, q_off, select, nc, jrow, G, work)
@@ -331,7 +340,7 @@ def forced_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s
     _applied_forces_into(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child, p_a,
                          p_b, q_off, free, dof, tdof, rdof, rot_axis, spring, spring_offset,
                          damper, pairs, coupling_dst, rate, external, damping, diag_const,
-                         coupling, data, work[15], work[9], work[10])
+                         coupling, data, force_scratch, work[9], work[10])
     code, it, pos = newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v, w, mass,
                                   inertia, dt, bool(False), external, damping,  # noqa: UP018
                                   damping.shape[0] > 0,   # runtime bools: see step_kernel

@@ -132,11 +132,11 @@ def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data
 
     ``pairs = (row, ia, ib, positive)``: the complementarity rows, the indices of their two
     variables and all positive variables. ``work = (d_aff, centre, corrector, ds, r, rt, xt,
-    tmp, cwork, fwork)`` (``N`` each, then :func:`.contact_kernels.contact_work` and
-    :func:`.force_kernels.force_work`); ``newton``: :func:`.newton_kernels.newton_work` (its
-    residual buffers and trial too). ``blocks``: the block layout of ``data``
-    (:func:`.contact_kernels.block_refinement_residual`). Returns ``(code, iterations,
-    position, target)`` (``target`` the centring target of a failed line search).
+    tmp, cwork)`` (``N`` each, then :func:`.contact_kernels.contact_work`); ``newton``:
+    :func:`.newton_kernels.newton_work` (its residual buffers and trial too). ``blocks``: the
+    block layout of ``data`` (:func:`.contact_kernels.block_refinement_residual`). Returns
+    ``(code, iterations, position, target)`` (``target`` the centring target of a failed line
+    search).
     """
     row, ia, ib, positive = pairs
     d_aff, centre, corrector, ds, r, rt, xt, tmp, cwork = work[:9]
@@ -265,14 +265,14 @@ def _plain_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, tol, max
     handle, data, joints, forces_work, newton, s, applied = plain[:7]
     (parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, free, dof, tdof, rdof,
      rot_axis, spring, spring_offset, damper, damped_pairs, coupling_dst) = joints
-    G, rate, external, damping, diag_const, coupling = forces_work
+    G, rate, external, damping, diag_const, coupling, force_scratch = forces_work
     if applied or has_forces:
         return forced_step_kernel(
             x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, max_iter, history,
             handle, data, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, parent,
             child, p_a, p_b, q_off, select, free, nc, dof, tdof, rdof, rot_axis, spring,
             spring_offset, damper, damped_pairs, coupling_dst, jrow, ptr_bj, ptr_jb, G, rate,
-            external, damping, diag_const, coupling, newton)
+            external, damping, diag_const, coupling, newton, force_scratch)
     return step_kernel(
         x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, max_iter, history,
         handle, data, mass, inertia, dt, gravity_wrench, diag_const, G, parent, child, p_a, p_b,
@@ -397,18 +397,18 @@ def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, 
 
     ``joints`` = ``(parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, free,
     dof, tdof, rdof, rot_axis, spring, spring_offset, damper, damped_pairs, coupling_dst)``;
-    ``forces_work`` = ``(G, rate, external, damping, diag_const, coupling)``
-    (:func:`.force_kernels.forced_step_kernel`); ``blocks``, ``work`` and ``newton``: as
-    :func:`_interior_point`; ``s_start`` (N,) scratch: the step allocates nothing. Returns
-    ``(code, iterations, position, target)``: a :class:`.newton_kernels.NewtonStatus` code,
-    the iterations of the last attempt (``history[:iterations + 1]`` its residual max-norms),
-    the singular pivot's position or the body over the rate limit, the target of a failed line
-    search.
+    ``forces_work`` = ``(G, rate, external, damping, diag_const, coupling, force_scratch)``
+    (:func:`.force_kernels.forced_step_kernel`, :func:`.force_kernels.force_work`);
+    ``blocks``, ``work`` and ``newton``: as :func:`_interior_point`; ``s_start`` (N,) scratch:
+    the step allocates nothing. Returns ``(code, iterations, position, target)``: a
+    :class:`.newton_kernels.NewtonStatus` code, the iterations of the last attempt
+    (``history[:iterations + 1]`` its residual max-norms), the singular pivot's position or the
+    body over the rate limit, the target of a failed line search.
     """
     (parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, free, dof, tdof, rdof,
      rot_axis, spring, spring_offset, damper, damped_pairs, coupling_dst) = joints
-    G, rate, external, damping, diag_const, coupling = forces_work
-    cwork, fwork = work[8], work[9]
+    G, rate, external, damping, diag_const, coupling, force_scratch = forces_work
+    cwork = work[8]
     body = start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt, parent,
                       child, p_a, p_b, q_off, select, nc, jrow, G, newton)
     x1, q1 = newton[3], newton[4]
@@ -417,7 +417,7 @@ def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, 
     _applied_forces_into(x1, q1, gravity_wrench, joint_forces, has_forces, parent, child, p_a,
                          p_b, q_off, free, dof, tdof, rdof, rot_axis, spring, spring_offset,
                          damper, damped_pairs, coupling_dst, rate, external, damping,
-                         diag_const, coupling, data, fwork, newton[9], newton[10])
+                         diag_const, coupling, data, force_scratch, newton[9], newton[10])
     warm = False
     for g in groups:
         (m, cbody, other, kind, point, radius, radius_b, half, limit, bound, friction, r0, P,

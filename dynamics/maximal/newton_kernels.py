@@ -115,26 +115,18 @@ def _world():
     return np.zeros(3), wq
 
 
-def force_work(n_joints: int) -> tuple:
-    """Scratch of :func:`.force_kernels._applied_forces_into` (made once by :class:`.StepSystem`,
-    part of :func:`newton_work`): ``(M, W, Q, c, u, w12)`` = one joint's 6×12 rate map,
-    (6, 3, 3) frames, (3, 4) quaternions, its coordinates and inputs (6 each) and every
-    joint's 12-vector wrench (n_joints, 12)."""
-    return (np.zeros((6, 12)), np.zeros((6, 3, 3)), np.zeros((3, 4)), np.zeros(6), np.zeros(6),
-            np.zeros((n_joints, 12)))
-
-
 def newton_work(n_bodies: int, n_joints: int, n_unknowns: int) -> tuple:
     """The scratch arrays of the compiled step kernels (owned by :class:`.StepSystem`, made
-    once): nothing in a step's residual, Jacobian, applied forces or setup allocates.
+    once): nothing in a step's residual, Jacobian or setup allocates.
 
     ``(f, ft, trial, x1, q1, x2, q2, R, K, world_x, world_q, world_R, B, small,
-    no_damping, forces)``: the residual at ``s`` and at the line search's trial, the trial
-    (``N``); ``z₁`` of the update rules; ``z₂(s)`` with ``R[i] = Q(q₂ᵢ)`` (``Q(q₁ᵢ)`` in the
-    setup); ``K`` (nb, 3, 3) the per-body factor of ``∂q₂/∂ω₁`` (:func:`_body_blocks`); the
-    world's pose; ``B`` (2, 6, 6) one joint's derivatives per end (:func:`_joint_derivatives`);
+    no_damping)``: the residual at ``s`` and at the line search's trial, the trial (``N``);
+    ``z₁`` of the update rules; ``z₂(s)`` with ``R[i] = Q(q₂ᵢ)`` (``Q(q₁ᵢ)`` in the setup);
+    ``K`` (nb, 3, 3) the per-body factor of ``∂q₂/∂ω₁`` (:func:`_body_blocks`); the world's
+    pose; ``B`` (2, 6, 6) one joint's derivatives per end (:func:`_joint_derivatives`);
     ``small`` (3, 6) one joint's ``g``, lever and ``p`` (:func:`_joint_geometry`); an empty
-    damper array; the scratch of the applied forces (:func:`force_work`).
+    damper array. (The kernels pass this tuple by value: each further member costs every
+    call; a 16th, the force scratch, made a pendulum step 1.7× slower.)
     """
     N, nb = n_unknowns, n_bodies
     world_q = np.zeros(4)
@@ -142,7 +134,7 @@ def newton_work(n_bodies: int, n_joints: int, n_unknowns: int) -> tuple:
     return (np.zeros(N), np.zeros(N), np.zeros(N), np.zeros((nb, 3)), np.zeros((nb, 4)),
             np.zeros((nb, 3)), np.zeros((nb, 4)), np.zeros((nb, 3, 3)), np.zeros((nb, 3, 3)),
             np.zeros(3), world_q, np.eye(3), np.zeros((2, 6, 6)), np.zeros((3, 6)),
-            np.zeros((0, 12, 12)), force_work(n_joints))
+            np.zeros((0, 12, 12)))
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -298,7 +290,7 @@ def residual_kernel(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, 
 def _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
               has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow, work, out):
     """:func:`residual_kernel` into ``out``; ``z₂(s)`` goes to ``work``'s ``x2, q2, R``."""
-    _, _, _, _, _, x2, q2, R, _, world_x, world_q, world_R, _, small, _, _ = work
+    _, _, _, _, _, x2, q2, R, _, world_x, world_q, world_R, _, small, _ = work
     nb = x1.shape[0]
     nj = parent.shape[0]
     for i in range(nb):
@@ -454,7 +446,7 @@ def _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, par
               p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb, work, constant):
     """:func:`jacobian_kernel`; with ``constant`` false the blocks ``-Gᵀ`` (fixed during a step:
     the factorization only reads ``data``) are taken to be in ``data`` already."""
-    _, _, _, _, _, x2, q2, R, K, world_x, world_q, world_R, B, small, _, _ = work
+    _, _, _, _, _, x2, q2, R, K, world_x, world_q, world_R, B, small, _ = work
     lever, p = small[1, :3], small[2, :4]
     nj = parent.shape[0]
     _body_blocks(s, data, mass, inertia, dt, projection, diag_const, K)
@@ -506,7 +498,7 @@ def _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, par
 def constraint_jacobian_kernel(x, q, parent, child, p_a, p_b, q_off, select, G, work):
     """``G[e, k] = Dₖᵀ [∂g/∂x_e, ∂g/∂ʳq_e]`` (eq. 21, A.8) for both ends of every joint, at the
     poses ``x, q``; ``work``: :func:`newton_work` (its ``R`` receives ``Q(q)``)."""
-    _, _, _, _, _, _, _, R, _, world_x, world_q, world_R, B, small, _, _ = work
+    _, _, _, _, _, _, _, R, _, world_x, world_q, world_R, B, small, _ = work
     lever, p = small[1, :3], small[2, :4]
     _rotations(q, R)
     for k in range(parent.shape[0]):

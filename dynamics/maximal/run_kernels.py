@@ -72,7 +72,7 @@ def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam,
     """
     (parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, free, dof, tdof, rdof,
      rot_axis, spring, spring_offset, damper, damped_pairs, coupling_dst) = joints
-    G, rate, external, damping, diag_const, coupling = forces_work
+    G, rate, external, damping, diag_const, coupling, force_scratch = forces_work
     hpos = 0
     code, it, pos = _CONVERGED, 0, -1
     done = 0
@@ -88,7 +88,7 @@ def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam,
                 handle, data, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, parent,
                 child, p_a, p_b, q_off, select, free, nc, dof, tdof, rdof, rot_axis, spring,
                 spring_offset, damper, damped_pairs, coupling_dst, jrow, ptr_bj, ptr_jb, G,
-                rate, external, damping, diag_const, coupling, work)
+                rate, external, damping, diag_const, coupling, work, force_scratch)
         else:
             code, it, pos = step_kernel(
                 x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, s, tol, max_iter, history,

@@ -90,12 +90,14 @@ class _StepWork:
     prev_v: np.ndarray           # (nb, 3) extrapolation scratch when there is no last step
     prev_w: np.ndarray           # (nb, 3)
     prev_lam: np.ndarray         # (n_joints, 6)
+    force_scratch: tuple         # scratch of the applied forces (force_kernels.force_work)
 
     @property
     def forces(self) -> tuple:
-        """``(G, rate, external, damping, diag_const, coupling)``, as the forced and contact
-        step kernels take them."""
-        return (self.G, self.rate, self.external, self.damping, self.diag_const, self.coupling)
+        """``(G, rate, external, damping, diag_const, coupling, force_scratch)``, as the
+        forced and contact step kernels take them."""
+        return (self.G, self.rate, self.external, self.damping, self.diag_const, self.coupling,
+                self.force_scratch)
 
     def history_for(self, max_iter: int) -> np.ndarray:
         """The history buffer, regrown if it holds fewer than ``max_iter + 1`` entries."""
@@ -115,9 +117,10 @@ class _ContactWork:
     groups: tuple                       # per contact group, the kernel's geometry tuple
     joints: tuple                       # the joint arrays of the kernel
     pairs: tuple                        # (row, ia, ib, positive) complementarity indices
-    forces: tuple                       # (G, rate, external, damping, diag_const, coupling)
+    forces: tuple                       # (G, rate, external, damping, diag_const, coupling,
+    #                                     force_scratch): _StepWork.forces
     scratch: tuple                      # the interior-point loop's work vectors, then the
-    #                                     contact and applied-force kernels' scratch
+    #                                     contact kernels' scratch
     s_start: np.ndarray                 # (N,) the start before the contact rows
     blocks: tuple                       # (row0, col0, nrows, ncols) of the BlockMatrix's blocks
     spans: tuple                        # per group, its (first row, n, size) in s
@@ -768,7 +771,7 @@ class StepSystem:
                 applied=bool(np.any(js.spring > 0) or damped),
                 no_forces=np.zeros((0, 6)), s=np.zeros(self.N), history=np.zeros(0),
                 prev_v=np.zeros((nb, 3)), prev_w=np.zeros((nb, 3)),
-                prev_lam=np.zeros((nj, 6)))
+                prev_lam=np.zeros((nj, 6)), force_scratch=force_work(nj))
         return self._work
 
     def step_compiled(self, x, q, v, w, lam, tol: float, max_iter: int, previous=None,
@@ -812,7 +815,8 @@ class StepSystem:
                 js.n_constraints, js.dof, js.translational_dof, js.rotational_dof,
                 js.rot_axis, js.spring, js.spring_offset, js.damper, wk.pairs,
                 self._coupling_dst, self._jrow, self._ptr_bj, self._ptr_jb, wk.G, wk.rate,
-                wk.external, wk.damping, wk.diag_const, wk.coupling, self._scratch())
+                wk.external, wk.damping, wk.diag_const, wk.coupling, self._scratch(),
+                wk.force_scratch)
         F.mark_valid(_factor_status(code, pos))
         return code, it, pos, history[:it + 1]
 
@@ -860,8 +864,7 @@ class StepSystem:
             positive = np.concatenate([g.rows.ravel() for g in self.contacts]).astype(np.int64)
             N = self.N
             max_m = max(int(grp.m) for grp in self.contacts)
-            scratch = (*(np.empty(N) for _ in range(8)), ck.contact_work(max_m),
-                       force_work(len(js)))
+            scratch = (*(np.empty(N) for _ in range(8)), ck.contact_work(max_m))
             joints = (js.parent, js.child, js.p_a, js.p_b, js.q_off, js.select, js.n_constraints,
                       self._jrow, self._ptr_bj, self._ptr_jb, js.free, js.dof,
                       js.translational_dof, js.rotational_dof, js.rot_axis, js.spring,
