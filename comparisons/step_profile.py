@@ -63,11 +63,13 @@ public :class:`~dynamics.maximal.StepSystem` methods pass (captured from
 The step's own Newton loop computes the joints' constraint derivatives in its Jacobian, as the
 public kernels timed here do; unlike them, it writes the constant ``-Gᵀ`` blocks once per
 Newton solve, not in every Jacobian, so the assembly is slightly over-estimated. Calls per
-step: one Jacobian and one factorization per iteration (exact: the kernels' code); residuals
-``1 + iterations × t``, with ``t`` the
-reference path's line-search trials per iteration (its residual calls minus one per step,
-over its iterations); solves: Newton one per iteration; interior point ``iterations × r``
-solves and ``iterations × e`` refinement residuals, ``r`` and ``e`` the reference path's
+step, as ratios per iteration of the reference path, which applies the same rules: Jacobians
+and factorizations ``iterations × f``, ``f`` its factorizations per iteration (1 for the
+interior point; below 1 for Newton, whose chord steps, ``Simulation.reuse_factorization``,
+reuse the last factorization); residuals ``1 + iterations × t``, with ``t`` the
+reference path's line-search and chord trials per iteration (its residual calls minus one per
+step, over its iterations); ``iterations × r`` solves and, for the interior point,
+``iterations × e`` refinement residuals, ``r`` and ``e`` the reference path's
 graphsolve solves and refinement residuals per iteration (the compiled interior point does
 the same predictor solve, corrector solve, up to three refinement solves, and centring
 retry, :mod:`dynamics.maximal.interior_point_kernels`). Share = unit cost × calls per step;
@@ -483,11 +485,15 @@ def profile_case(name: str, spec, dt: float = 0.01, steps: int = 1000, repeats: 
     ref_its = max(prof["total_iterations"], 1)
     trials = (prof["residuals"] - steps) / ref_its          # line-search residuals / iteration
     contacts = bool(sim.system.contacts)
+    # per iteration as in the reference, which applies the same rules: a chord step of the
+    # simplified Newton (Simulation.reuse_factorization) is an iteration with a residual and
+    # a solve but no assembly and no factorization
     residuals = 1.0 + its * trials
-    solves = its * (prof["solves"] / ref_its if contacts else 1.0)
+    factors = its * prof["factors"] / ref_its
+    solves = its * prof["solves"] / ref_its
     refinements = its * prof["refinements"] / ref_its if contacts else 0.0
     shares = {"setup": unit["setup"], "residual": unit["residual"] * residuals,
-              "assembly": unit["jacobian"] * its, "factor": unit["factor"] * its,
+              "assembly": unit["jacobian"] * factors, "factor": unit["factor"] * factors,
               "solve": unit["solve"] * solves + unit["refinement"] * refinements}
     comp = {**base, "path": "compiled", "method": "unit costs x estimated calls",
             "bodies": sim.model.n_bodies, "unknowns": sim.system.N, "us_per_step": comp_us,
@@ -496,7 +502,7 @@ def profile_case(name: str, spec, dt: float = 0.01, steps: int = 1000, repeats: 
             "step_call_us": call_us, "kernel_us": kernel_us,
             "kernel_rest_us": kernel_us - sum(shares.values()),
             "call_overhead_us": call_us - kernel_us, "python_run_us": comp_us - kernel_us,
-            "residuals_per_step": residuals, "factors_per_step": its,
+            "residuals_per_step": residuals, "factors_per_step": factors,
             "solves_per_step": solves, "refinements_per_step": refinements,
             **{f"unit_{k}_us": v for k, v in unit.items()}}
     return [ref, comp]

@@ -320,7 +320,7 @@ def forced_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s
                        has_forces, parent, child, p_a, p_b, q_off, select, free, nc, dof, tdof,
                        rdof, rot_axis, spring, spring_offset, damper, pairs, coupling_dst,
                        jrow, ptr_bj, ptr_jb, G, rate, external, damping, diag_const, coupling,
-                       work, force_scratch):
+                       work, force_scratch, reuse=True):
     """One whole integrator step with joint springs, dampers and joint forces.
 
     :func:`.newton_kernels.step_kernel` with the applied forces of
@@ -329,7 +329,8 @@ def forced_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s
     ``external``, ``damping``, ``diag_const`` and ``coupling`` are work arrays (see
     :func:`applied_forces_kernel`; ``damping`` without rows for a mechanism without
     dampers); ``work``: :func:`.newton_kernels.newton_work`; ``force_scratch``:
-    :func:`force_work` (nothing here allocates). Returns ``(code, iterations, position)`` as
+    :func:`force_work` (nothing here allocates); ``reuse``: the simplified-Newton rule of
+    :func:`.newton_kernels.newton_kernel`. Returns ``(code, iterations, position)`` as
     ``step_kernel``.
     """
     body = start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt, parent,
@@ -345,5 +346,5 @@ def forced_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s
                                   inertia, dt, bool(False), external, damping,  # noqa: UP018
                                   damping.shape[0] > 0,   # runtime bools: see step_kernel
                                   diag_const, G, parent, child, p_a, p_b, q_off, select, nc,
-                                  jrow, ptr_bj, ptr_jb, work)
+                                  jrow, ptr_bj, ptr_jb, work, reuse)
     return finish_step(code, it, pos, x, q, v, w, lam, x1, q1, s, nc, jrow)

@@ -256,11 +256,13 @@ def _contact_start(s, u, warm, x1, q1, groups, cwork):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _plain_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, tol, max_iter,
-                history, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, plain):
+                history, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, plain,
+                reuse):
     """The step without contacts (:meth:`.StepSystem.step_compiled` of
     :meth:`.StepSystem.joint_system`): :func:`.newton_kernels.step_kernel`, or
     :func:`.force_kernels.forced_step_kernel` with joint springs, dampers or forces, on the
-    state in place. ``plain``: :meth:`.StepSystem._plain_arguments`. Returns ``(code,
+    state in place. ``plain``: :meth:`.StepSystem._plain_arguments`; ``reuse``: the
+    simplified-Newton rule of :func:`.newton_kernels.newton_kernel`. Returns ``(code,
     iterations, position)``."""
     handle, data, joints, forces_work, newton, s, applied = plain[:7]
     (parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, free, dof, tdof, rdof,
@@ -272,11 +274,11 @@ def _plain_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, tol, max
             handle, data, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, parent,
             child, p_a, p_b, q_off, select, free, nc, dof, tdof, rdof, rot_axis, spring,
             spring_offset, damper, damped_pairs, coupling_dst, jrow, ptr_bj, ptr_jb, G, rate,
-            external, damping, diag_const, coupling, newton, force_scratch)
+            external, damping, diag_const, coupling, newton, force_scratch, reuse)
     return step_kernel(
         x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, max_iter, history,
         handle, data, mass, inertia, dt, gravity_wrench, diag_const, G, parent, child, p_a, p_b,
-        q_off, select, nc, jrow, ptr_bj, ptr_jb, newton)
+        q_off, select, nc, jrow, ptr_bj, ptr_jb, newton, reuse)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -335,7 +337,7 @@ def _store_contacts(s, u, groups):
 @njit(cache=True, error_model="numpy", _nrt=False)
 def plain_first(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u, s, tol, max_iter,
                 history, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, groups,
-                cwork, plain):
+                cwork, plain, reuse):
     """A step of frictionless contacts (:attr:`.StepSystem.inactive_first`) first taken
     without them: unless the last step's ``u`` closed a contact (``γ > s_φ``), the step of
     :meth:`.StepSystem.joint_system` (:func:`_plain_step`; ``plain`` =
@@ -350,7 +352,7 @@ def plain_first(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u, s, to
     _copy_state((x, q, v, w, lam, prev_v, prev_w, prev_lam), backup)
     code, it, pos = _plain_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, tol,
                                 max_iter, history, mass, inertia, dt, gravity_wrench,
-                                joint_forces, has_forces, plain)
+                                joint_forces, has_forces, plain, reuse)
     if code == _CONVERGED and _open_contacts(plain[5], x, q, dt, groups, cwork, s):
         _store_contacts(s, u, groups)
         return True, code, it, pos
@@ -363,14 +365,15 @@ def step_kernel_plain_first(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapola
                             warm_start, s, tol, max_iter, refine, refine_atol, history, handle,
                             data, blocks, mass, inertia, dt, gravity_wrench, joint_forces,
                             has_forces, joints, groups, pairs, forces_work, work, newton,
-                            s_start, inactive_first, plain):
+                            s_start, inactive_first, plain, reuse):
     """:func:`contact_step_kernel`, after :func:`plain_first` when ``inactive_first``
-    (:meth:`.StepSystem.contact_step`); returns as :func:`contact_step_kernel`."""
+    (:meth:`.StepSystem.contact_step`; ``reuse`` for the step without contacts, see
+    :func:`.newton_kernels.newton_kernel`); returns as :func:`contact_step_kernel`."""
     if inactive_first:
         kept, code, it, pos = plain_first(x, q, v, w, lam, prev_v, prev_w, prev_lam,
                                           extrapolate, u, s, tol, max_iter, history, mass,
                                           inertia, dt, gravity_wrench, joint_forces, has_forces,
-                                          groups, work[8], plain)
+                                          groups, work[8], plain, reuse)
         if kept:
             return code, it, pos, 0.0
     return contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u,

@@ -22,7 +22,7 @@ import enum
 import numpy as np
 from numba import njit
 
-from graphsolve.lowlevel import STATUS_NONFINITE, refactor_solve
+from graphsolve.lowlevel import STATUS_NONFINITE, refactor_solve, solve_factored
 
 # Compiled without fastmath flags, as graphsolve's kernels (graphsolve.kernels.blocks says why).
 
@@ -45,6 +45,14 @@ _LINE_SEARCH_FAILED = int(NewtonStatus.LINE_SEARCH_FAILED)
 _NONFINITE = int(NewtonStatus.NONFINITE)
 _SINGULAR_PIVOT = int(NewtonStatus.SINGULAR_PIVOT)
 _RATE_LIMIT = int(NewtonStatus.RATE_LIMIT)
+
+#: The simplified-Newton rule of :func:`newton_kernel` (and of the Python Newton loop,
+#: ``Simulation._newton_loop``): after an iteration that reduced the residual's max-norm by at
+#: least this factor, the next iteration first tries the last factorization of the Newton
+#: matrix (a chord step ``s - F(s_old)⁻¹ f(s)``, full length), and keeps it if it reaches the
+#: tolerance or (unless it is the last iteration ``max_iter`` allows) reduces the residual by
+#: this factor again; otherwise that iteration is a full Newton iteration from the same ``s``.
+CHORD_RATE = 1e-2
 
 __all__ = ["residual_kernel", "jacobian_kernel", "constraint_jacobian_kernel", "newton_kernel",
            "step_kernel", "newton_work"]
@@ -538,15 +546,22 @@ def _max_abs(f):
 @njit(cache=True, error_model="numpy", _nrt=False)
 def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
                   inertia, dt, projection, external, damping, has_damping, diag_const, G,
-                  parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, work):
+                  parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, work,
+                  reuse=True):
     """Newton's method with halving line search (2023 App. D, Alg. 5) on ``s`` in place.
 
-    Every iteration writes ``F(s)`` into ``data`` (the constant blocks ``-Gᵀ`` only in the
+    A Newton iteration writes ``F(s)`` into ``data`` (the constant blocks ``-Gᵀ`` only in the
     first), refactors and solves through graphsolve's compiled LDU
-    (:func:`graphsolve.lowlevel.refactor_solve`) without returning to Python. Returns
-    ``(code, iterations, position)``, ``code`` a :class:`NewtonStatus` (``SINGULAR_PIVOT`` at
-    ``position`` of the elimination order). ``history[k]`` is the residual max-norm after
-    ``k`` iterations. ``work``: :func:`newton_work` (``x1, q1`` may be its own).
+    (:func:`graphsolve.lowlevel.refactor_solve`) without returning to Python. With ``reuse``
+    (simplified Newton, :data:`CHORD_RATE`), an iteration that follows one which reduced the
+    residual by ``CHORD_RATE`` or more first tries the last factorization
+    (:func:`graphsolve.lowlevel.solve_factored`; no assembly, no factorization): near the
+    solution the step error is then ``O(|Δs_old| |Δs|)`` instead of Newton's ``O(|Δs|²)``,
+    which from a warm start still lands at the rounding floor in the same two iterations at
+    half the factorizations. Returns ``(code, iterations, position)``, ``code`` a
+    :class:`NewtonStatus` (``SINGULAR_PIVOT`` at ``position`` of the elimination order).
+    ``history[k]`` is the residual max-norm after ``k`` iterations (a rejected chord trial is
+    not an iteration). ``work``: :func:`newton_work` (``x1, q1`` may be its own).
     """
     f, ft, trial = work[0], work[1], work[2]
     _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
@@ -554,9 +569,28 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
     norm = _max_abs(f)
     history[0] = norm
     it = 0
+    chord = False
     while norm >= tol:
         if it >= max_iter:
             return _ITERATION_CAP, it, -1
+        if chord:               # the last factorization, full step: s - F_old⁻¹ f
+            for i in range(f.shape[0]):
+                trial[i] = -f[i]
+            solve_factored(handle, trial)
+            for i in range(s.shape[0]):
+                trial[i] += s[i]
+            _residual(trial, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
+                      has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow, work,
+                      ft)
+            nt = _max_abs(ft)
+            if nt < tol or (nt <= CHORD_RATE * norm and it + 1 < max_iter):
+                _copy_vec(s, trial)
+                f, ft = ft, f
+                norm = nt
+                it += 1
+                history[it] = norm
+                continue
+        # (a rejected chord trial leaves s and f as they were: a Newton iteration from s)
         _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, parent, child,
                   p_a, p_b, q_off, select, nc, ptr_bj, ptr_jb, work, it == 0)
         for i in range(f.shape[0]):
@@ -584,6 +618,7 @@ def newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v0, w0, mass,
             return _LINE_SEARCH_FAILED, it, -1
         _copy_vec(s, trial)
         f, ft = ft, f
+        chord = reuse and nt <= CHORD_RATE * norm
         norm = nt
         it += 1
         history[it] = norm
@@ -662,7 +697,7 @@ def finish_step(code, it, pos, x, q, v, w, lam, x1, q1, s, nc, jrow):
 @njit(cache=True, error_model="numpy", _nrt=False)
 def step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, max_iter,
                 history, handle, data, mass, inertia, dt, gravity_wrench, diag_const, G, parent,
-                child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, work):
+                child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, work, reuse=True):
     """One whole integrator step for mechanisms whose only applied force is gravity.
 
     :func:`start_step` (update rules, constraint Jacobians at ``z₁``, Newton's start, possibly
@@ -670,7 +705,8 @@ def step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, 
     overwritten with the new state (only on success). Returns ``(code, iterations,
     position)`` as :func:`newton_kernel`, with ``RATE_LIMIT`` for a body whose
     ``|ω| >= 2/Δt`` (its index in ``position``). Joint springs, dampers and forces:
-    :func:`.force_kernels.forced_step_kernel`. ``work``: :func:`newton_work`.
+    :func:`.force_kernels.forced_step_kernel`. ``work``: :func:`newton_work`; ``reuse``: the
+    simplified-Newton rule of :func:`newton_kernel`.
     """
     body = start_step(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, dt, parent,
                       child, p_a, p_b, q_off, select, nc, jrow, G, work)
@@ -684,5 +720,5 @@ def step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, s, tol, 
     code, it, pos = newton_kernel(s, tol, max_iter, history, handle, data, x1, q1, v, w, mass,
                                   inertia, dt, off, gravity_wrench, work[14], off, diag_const,
                                   G, parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj,
-                                  ptr_jb, work)
+                                  ptr_jb, work, reuse)
     return finish_step(code, it, pos, x, q, v, w, lam, x1, q1, s, nc, jrow)

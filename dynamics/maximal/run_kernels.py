@@ -50,7 +50,7 @@ def _record(k, it, x, q, v, w, xs, qs, vs, ws, its, history, record_history, hfl
 def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam, prev_v,
                      prev_w, prev_lam, s, tol, max_iter, history, handle, data, mass, inertia,
                      gravity_wrench, applied, joint_forces, has_forces, joints, forces_work, work,
-                     xs, qs, vs, ws, its, record_history, hflat):
+                     xs, qs, vs, ws, its, record_history, hflat, reuse):
     """Steps ``first .. first + count - 1`` of a run without contacts (joint springs and
     dampers included; the constant ``joint_forces`` read only if ``has_forces``).
 
@@ -63,7 +63,8 @@ def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam,
     ``iterations + 1`` residual max-norms go to ``hflat`` one step after the other.
     ``joints`` and ``forces_work`` are the tuples of
     :func:`.interior_point_kernels.contact_step_kernel`, ``work`` the scratch of
-    :func:`.newton_kernels.newton_work`.
+    :func:`.newton_kernels.newton_work`; ``reuse``: the simplified-Newton rule of
+    :func:`.newton_kernels.newton_kernel`.
 
     Returns ``(code, iterations, position, done, t, used)``: the status of the last step run
     (``CONVERGED`` when all ``count`` converged; otherwise the failing step's code, iterations
@@ -88,12 +89,12 @@ def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam,
                 handle, data, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, parent,
                 child, p_a, p_b, q_off, select, free, nc, dof, tdof, rdof, rot_axis, spring,
                 spring_offset, damper, damped_pairs, coupling_dst, jrow, ptr_bj, ptr_jb, G,
-                rate, external, damping, diag_const, coupling, work, force_scratch)
+                rate, external, damping, diag_const, coupling, work, force_scratch, reuse)
         else:
             code, it, pos = step_kernel(
                 x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, s, tol, max_iter, history,
                 handle, data, mass, inertia, dt, gravity_wrench, diag_const, G, parent, child,
-                p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, work)
+                p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, work, reuse)
         if code != _CONVERGED:
             break
         t += dt
@@ -109,7 +110,7 @@ def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, la
                        history, handle, data, blocks, mass, inertia, gravity_wrench,
                        joint_forces, has_forces, joints, groups, pairs, forces_work, work,
                        newton, s_start, inactive_first, plain, xs, qs, vs, ws, its,
-                       record_history, hflat, record_contacts, crow, us):
+                       record_history, hflat, record_contacts, crow, us, reuse):
     """Steps ``first .. first + count - 1`` of a run with contacts (the constant
     ``joint_forces`` read only if ``has_forces``).
 
@@ -118,9 +119,9 @@ def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, la
     :func:`.interior_point_kernels.contact_step_kernel` (warm start from ``u``,
     the cold retry, extrapolated when ``extrapolate`` and a last step exists: ``started`` or
     ``k > first``); recorded as :func:`joint_run_kernel`, and with ``record_contacts`` the
-    new contact variables ``u[crow]`` into ``us[k]``. Returns ``(code, iterations, position,
-    target, done, t, used)``: ``contact_step_kernel``'s ``(code, iterations, position,
-    target)`` of the last step run, then as :func:`joint_run_kernel`.
+    new contact variables ``u[crow]`` into ``us[k]``; ``reuse`` as there. Returns ``(code,
+    iterations, position, target, done, t, used)``: ``contact_step_kernel``'s ``(code,
+    iterations, position, target)`` of the last step run, then as :func:`joint_run_kernel`.
     """
     hpos = 0
     code, it, pos, target = _CONVERGED, 0, -1, 0.0
@@ -132,7 +133,7 @@ def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, la
             kept, code, it, pos = plain_first(
                 x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, u, s, tol, max_iter, history,
                 mass, inertia, dt, gravity_wrench, joint_forces, has_forces, groups, work[8],
-                plain)
+                plain, reuse)
         if not kept:
             code, it, pos, target = contact_step_kernel(
                 x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, u, warm_start, s, tol, max_iter,

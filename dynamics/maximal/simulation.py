@@ -21,7 +21,7 @@ from ..spec import MechanismSpec, SpecError
 from . import contact_kernels as ck
 from .interior_point_kernels import TAU, WARM_FLOOR
 from .mechanism import MaximalModel
-from .newton_kernels import NewtonStatus
+from .newton_kernels import CHORD_RATE, NewtonStatus
 from .step_system import (
     ConvergenceError,
     NewtonError,
@@ -331,6 +331,16 @@ class Simulation:
         Start Newton from the linear extrapolation ``2 s_k - s_{k-1}`` of the last two steps'
         velocities and multipliers (:meth:`_extrapolated_guess`; default on). Only the start
         changes, not the solution.
+    reuse_factorization : bool
+        Simplified Newton (default on): an iteration that follows one which reduced the
+        residual 100-fold or more first tries the last factorization of the Newton matrix,
+        and keeps that step if it reaches ``tol`` or, before the last iteration ``max_iter``
+        allows, reduces the residual 100-fold again (:data:`.newton_kernels.CHORD_RATE`);
+        otherwise it is a full Newton iteration. From
+        the extrapolated start a step's second iteration then needs no assembly and no
+        factorization, and reaches the same solution to the tolerance. Off: Newton's method
+        of 2023 App. D, Alg. 5, as published. The interior-point iterations of contact steps
+        always factor.
     contact_extrapolation : bool
         Use :meth:`_extrapolated_guess` (velocities ``2 ż_k - ż_{k-1}``) for contact steps too
         (default off: no fewer iterations on the sphere chain; fewer on the box drop), on when
@@ -390,6 +400,7 @@ class Simulation:
         self.refine = True
         self.contact_extrapolation = self.system.inactive_first
         self.extrapolate = True
+        self.reuse_factorization = True
         js = self.model.joints
         # gravity the only applied force of the mechanism (no joint spring or damper)
         self._gravity_only = bool(self.system.fused and not js.spring.any()
@@ -590,7 +601,8 @@ class Simulation:
         if sys.contacts and not sys.projection:
             return self._interior_point(s)
         if sys.fused:
-            code, it, pos, history = sys.newton(s, self.tol, self.max_iter)
+            code, it, pos, history = sys.newton(s, self.tol, self.max_iter,
+                                                self.reuse_factorization)
             self.last_residuals = history
             self._raise(code, pos, history)
             return s, it
@@ -598,22 +610,34 @@ class Simulation:
 
     def _newton_loop(self, sys: StepSystem, s):
         """Newton's method with halving line search on ``sys`` (no contacts) from ``s``, in
-        Python; ``(s, iterations)``, :class:`ConvergenceError` at the iteration cap or a failed
-        line search."""
+        Python, with the simplified-Newton rule of :attr:`reuse_factorization` (as the
+        compiled :func:`.newton_kernels.newton_kernel`); ``(s, iterations)``,
+        :class:`ConvergenceError` at the iteration cap or a failed line search."""
         f = sys.residual(s)
         norm = _norm(f)
         history = [norm]
+        chord = False
         while norm >= self.tol:
             if len(history) > self.max_iter:
                 raise ConvergenceError(f"Newton did not converge in {self.max_iter} iterations at "
                                        f"t = {self.t:.6g} s (residual {norm:.3g}, "
                                        f"tol {self.tol:g})")
+            if chord:                   # the last factorization, full step
+                trial = s + sys.resolve(-f, refine=False)
+                ft = sys.residual(trial)
+                nt = _norm(ft)
+                if nt < self.tol or (nt <= CHORD_RATE * norm and len(history) < self.max_iter):
+                    s, f, norm = trial, ft, nt
+                    history.append(norm)
+                    continue
             found = _backtrack(sys.residual, s, sys.solve_linear(s, f), 1.0, norm, _norm)
             if found is None:
                 raise ConvergenceError(f"line search failed at t = {self.t:.6g} s (residual "
                                        f"{norm:.3g}, tol {self.tol:g}); |ω| may approach 2/Δt")
             s, f = found
-            norm = _norm(f)
+            nt = _norm(f)
+            chord = self.reuse_factorization and nt <= CHORD_RATE * norm
+            norm = nt
             history.append(norm)
         self.last_residuals = np.array(history)
         return s, len(history) - 1
@@ -720,7 +744,7 @@ class Simulation:
             half = self._half = Simulation(self.spec, 0.5 * self.dt, self.tol, self.max_iter,
                                            self._backend)
         for name in ("warm_start", "refine", "refine_atol", "extrapolate",
-                     "contact_extrapolation"):
+                     "reuse_factorization", "contact_extrapolation"):
             setattr(half, name, getattr(self, name))
         half.halvings = self.halvings - 1
         half._take_state(self)
@@ -783,7 +807,8 @@ class Simulation:
                 self._previous = (self.v.copy(), self.w.copy(), self._lam.copy())
             code, it, pos, history = self.system.step_compiled(
                 self.x, self.q, self.v, self.w, self._lam, self.tol, self.max_iter,
-                previous=None if fresh else self._previous, joint_forces=joint_forces)
+                previous=None if fresh else self._previous, joint_forces=joint_forces,
+                reuse=self.reuse_factorization)
             self.last_residuals = history
             self._raise(code, pos, history)
             self.t += self.dt
@@ -838,7 +863,8 @@ class Simulation:
         code, it, pos, target, history = sys.contact_step(
             self.x, self.q, self.v, self.w, self._lam, self.tol, self.max_iter,
             warm_start=self.warm_start, refine=self.refine, refine_atol=self.refine_atol,
-            previous=prev, extrapolate=extrapolate, joint_forces=joint_forces)
+            previous=prev, extrapolate=extrapolate, joint_forces=joint_forces,
+            reuse=self.reuse_factorization)
         self._residuals = history
         if code != NewtonStatus.CONVERGED:
             self._previous = None
@@ -1084,13 +1110,14 @@ class Simulation:
                         warm_start=self.warm_start, refine=self.refine,
                         refine_atol=self.refine_atol, record=record,
                         hflat=hflat if residuals else None,
-                        contact_rows=None if cols is None else rows, contacts_out=cols)
+                        contact_rows=None if cols is None else rows, contacts_out=cols,
+                        reuse=self.reuse_factorization)
                 else:
                     target = 0.0
                     code, it, pos, done, t, used, history = sys.run_compiled(
                         first, count, self.t, self.x, self.q, self.v, self.w, self._lam,
                         self._previous, started, extrapolate, self.tol, self.max_iter, record,
-                        hflat if residuals else None)
+                        hflat if residuals else None, reuse=self.reuse_factorization)
                 elapsed = time.perf_counter() - start
                 self.t = t
                 self._residuals = history

@@ -725,8 +725,9 @@ class StepSystem:
         return (self.kernels == "compiled" and self.backend in ("auto", "compiled")
                 and not self.contacts)
 
-    def newton(self, s: np.ndarray, tol: float, max_iter: int):
-        """Fused compiled Newton iteration on ``s`` (in place); see :func:`newton_kernel`.
+    def newton(self, s: np.ndarray, tol: float, max_iter: int, reuse: bool = True):
+        """Fused compiled Newton iteration on ``s`` (in place); see :func:`newton_kernel`
+        (``reuse``: its simplified-Newton rule, :data:`.newton_kernels.CHORD_RATE`).
 
         Returns ``(code, iterations, position, history)``.
         """
@@ -740,7 +741,7 @@ class StepSystem:
             self.v0, self.w0, m.mass, m.inertia, self.dt, self.projection, self.external,
             damping, has, self._diag_const, self.G, js.parent, js.child, js.p_a, js.p_b,
             js.q_off, js.select, js.n_constraints, self._jrow, self._ptr_bj, self._ptr_jb,
-            self._scratch())
+            self._scratch(), bool(reuse))
         F.mark_valid(_factor_status(code, pos))
         return code, it, pos, history[:it + 1]
 
@@ -775,7 +776,7 @@ class StepSystem:
         return self._work
 
     def step_compiled(self, x, q, v, w, lam, tol: float, max_iter: int, previous=None,
-                      joint_forces=None):
+                      joint_forces=None, reuse: bool = True):
         """A whole step in one compiled call; state arrays updated in place on success.
 
         Gravity alone (no joint spring or damper in the mechanism, no ``joint_forces``):
@@ -787,7 +788,8 @@ class StepSystem:
         last step (arrays, overwritten with the current ones) starts Newton from the linear
         extrapolation ``2 s_k - s_{k-1}``; ``None`` starts from ``s_k``. Returns ``(code,
         iterations, position, history)``, ``history`` a view of a work buffer that the next
-        call overwrites. Contacts: :meth:`contact_step`.
+        call overwrites. ``reuse``: the simplified-Newton rule of
+        :func:`.newton_kernels.newton_kernel`. Contacts: :meth:`contact_step`.
         """
         m, js = self.model, self.model.joints
         wk = self._step_work()
@@ -802,7 +804,8 @@ class StepSystem:
                 x, q, v, w, lam, *previous, extrapolate, s, tol, max_iter, history,
                 self._handle, self.matrix.data, m.mass, m.inertia, self.dt, wk.gravity,
                 wk.diag_const, wk.G, js.parent, js.child, js.p_a, js.p_b, js.q_off, js.select,
-                js.n_constraints, self._jrow, self._ptr_bj, self._ptr_jb, self._scratch())
+                js.n_constraints, self._jrow, self._ptr_bj, self._ptr_jb, self._scratch(),
+                bool(reuse))
         else:
             has_forces = joint_forces is not None
             forces = (np.ascontiguousarray(np.broadcast_to(
@@ -816,7 +819,7 @@ class StepSystem:
                 js.rot_axis, js.spring, js.spring_offset, js.damper, wk.pairs,
                 self._coupling_dst, self._jrow, self._ptr_bj, self._ptr_jb, wk.G, wk.rate,
                 wk.external, wk.damping, wk.diag_const, wk.coupling, self._scratch(),
-                wk.force_scratch)
+                wk.force_scratch, bool(reuse))
         F.mark_valid(_factor_status(code, pos))
         return code, it, pos, history[:it + 1]
 
@@ -925,7 +928,7 @@ class StepSystem:
 
     def contact_step(self, x, q, v, w, lam, tol: float, max_iter: int, *, warm_start: bool,
                      refine: bool, refine_atol: float, previous, extrapolate: bool,
-                     joint_forces=None):
+                     joint_forces=None, reuse: bool = True):
         """A whole step with contacts in one compiled call
         (:func:`.interior_point_kernels.step_kernel_plain_first`, then
         :func:`.interior_point_kernels.contact_step_kernel`: update rules, applied forces,
@@ -937,7 +940,8 @@ class StepSystem:
         :meth:`set_contact_variables`); ``warm_start`` starts from them when one is nonzero.
         With :attr:`inactive_first`, unless the last step closed a contact, the step is first
         taken without the contacts (the compiled step of :meth:`joint_system`), and kept if
-        every contact is open after it (force ``γ = 0``, ``s_φ = φ(z₂)``).
+        every contact is open after it (force ``γ = 0``, ``s_φ = φ(z₂)``; ``reuse`` as in
+        :meth:`step_compiled`).
         ``previous`` = ``(v, w, λ)`` arrays that receive the current state; with
         ``extrapolate`` they hold the last step's, and the start is ``2 s_k - s_{k-1}`` (as
         :meth:`step_compiled`). ``joint_forces`` as in :meth:`step_compiled`. Returns ``(code,
@@ -960,7 +964,7 @@ class StepSystem:
             int(max_iter), bool(refine), float(refine_atol), history, cw.handle,
             self.matrix.data, cw.blocks, m.mass, m.inertia, self.dt, wk.gravity, forces,
             has_forces, cw.joints, cw.groups, cw.pairs, cw.forces, cw.scratch, self._scratch(),
-            cw.s_start, self.inactive_first, cw.plain)
+            cw.s_start, self.inactive_first, cw.plain, bool(reuse))
         cw.factorization.mark_valid(_factor_status(code, pos))
         return code, it, pos, target, history[:it + 1]
 
@@ -978,14 +982,14 @@ class StepSystem:
 
     def run_compiled(self, first: int, count: int, t: float, x, q, v, w, lam, previous,
                      started: bool, extrapolate: bool, tol: float, max_iter: int, record,
-                     hflat=None):
+                     hflat=None, reuse: bool = True):
         """Steps ``first .. first + count - 1`` of :meth:`.Simulation.run` without contacts or
         joint forces in one compiled call (:func:`.run_kernels.joint_run_kernel`): each step
         is :meth:`step_compiled`'s, on the state arrays in place; ``previous`` = ``(v, w, λ)``
         arrays of the last step (``started``) or to be filled (not ``started``), as
         :meth:`step_compiled` with and without ``previous``. ``record`` = ``(xs, qs, vs, ws,
         its)`` receive rows ``first ..`` of the converged steps; ``hflat`` (optional) their
-        residual max-norms one after the other.
+        residual max-norms one after the other; ``reuse`` as in :meth:`step_compiled`.
 
         Returns ``(code, iterations, position, done, t, used, history)``: the last step's
         status, iterations and position (as :meth:`step_compiled`), the converged steps,
@@ -1003,20 +1007,22 @@ class StepSystem:
             int(first), int(count), float(t), self.dt, bool(extrapolate), bool(started), x, q, v,
             w, lam, *previous, wk.s, float(tol), int(max_iter), history, self._handle,
             self.matrix.data, m.mass, m.inertia, wk.gravity, wk.applied, wk.no_forces, False,
-            self._joint_arguments(), wk.forces, self._scratch(), *record, record_history, hflat)
+            self._joint_arguments(), wk.forces, self._scratch(), *record, record_history, hflat,
+            bool(reuse))
         F.mark_valid(_factor_status(code, pos))
         return code, it, pos, done, t, used, history[:it + 1]
 
     def contact_run(self, first: int, count: int, t: float, x, q, v, w, lam, previous,
                     started: bool, extrapolate: bool, tol: float, max_iter: int, *,
                     warm_start: bool, refine: bool, refine_atol: float, record, hflat=None,
-                    contact_rows=None, contacts_out=None):
+                    contact_rows=None, contacts_out=None, reuse: bool = True):
         """Steps ``first .. first + count - 1`` of :meth:`.Simulation.run` with contacts and no
         joint forces in one compiled call (:func:`.run_kernels.contact_run_kernel`): each step
         is :meth:`contact_step`'s (the warm start from :meth:`contact_variables`, which the
         converged steps update). ``previous``, ``started``, ``record`` and ``hflat`` as in
         :meth:`run_compiled`; ``contacts_out[k]`` (optional) receives the contact variables
-        of step ``k``, the entries ``contact_rows`` of ``s``.
+        of step ``k``, the entries ``contact_rows`` of ``s``; ``reuse`` as in
+        :meth:`step_compiled`.
 
         Returns ``(code, iterations, position, target, done, t, used, history)``: the last
         step's :meth:`contact_step` result, then as :meth:`run_compiled`.
@@ -1037,7 +1043,8 @@ class StepSystem:
             bool(refine), float(refine_atol), history, cw.handle, self.matrix.data, cw.blocks,
             m.mass, m.inertia, wk.gravity, wk.no_forces, False, cw.joints, cw.groups, cw.pairs,
             cw.forces, cw.scratch, self._scratch(), cw.s_start, self.inactive_first, cw.plain,
-            *record, record_history, hflat, record_contacts, contact_rows, contacts_out)
+            *record, record_history, hflat, record_contacts, contact_rows, contacts_out,
+            bool(reuse))
         cw.factorization.mark_valid(_factor_status(code, pos))
         return code, it, pos, target, done, t, used, history[:it + 1]
 

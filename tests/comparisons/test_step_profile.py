@@ -47,7 +47,8 @@ def test_shares_are_non_negative_and_fit_in_the_step(rows):
         tol = 1e-9 if r["path"] == "reference" else 0.5
         assert sum(shares) <= total * (1 + tol), r
         assert sum(shares) + r["rest_us"] == pytest.approx(total)
-        assert r["factors_per_step"] == pytest.approx(r["iterations"]), r
+        # one factorization per Newton iteration, fewer with chord steps (reuse_factorization)
+        assert 0 < r["factors_per_step"] <= r["iterations"] * (1 + 1e-9), r
         assert r["residuals_per_step"] >= 1 + r["iterations"] - 1e-9, r
     compiled = [r for r in rows if r["path"] == "compiled"]
     for r in compiled:
@@ -72,7 +73,9 @@ def test_reference_grouping_sees_every_group(rows):
     pend = ref["pendulum n=2"]
     for g in MEASURED + ("line_search",):
         assert pend[f"{g}_us"] > 0, (g, pend)
-    assert pend["solves_per_step"] == pytest.approx(pend["factors_per_step"])
+    # one solve per Newton iteration; chord steps solve with the last factorization
+    assert pend["solves_per_step"] == pytest.approx(pend["iterations"])
+    assert pend["factors_per_step"] < pend["solves_per_step"]
     assert pend["refinements_per_step"] == 0
     # the compiled interior point's solve estimate counts the refinement residuals too
     comp = {r["case"]: r for r in rows if r["path"] == "compiled"}
