@@ -193,6 +193,32 @@ def _scale_pair_sized(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, ke
         _scale_pair_inline(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep, 0, 0)
 
 
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _copy_block(dst, d0, src, s0, n):
+    """``dst[d0:d0 + n] = src[s0:s0 + n]`` (one block of :func:`_gather`), with fixed trip
+    counts for the block sizes of the dynamics' KKT matrices (6×6, 6×5, 5×5, 6×3, 3×3):
+    unrolled vector moves instead of a loop of runtime length per block (a 100-link chain's
+    Newton matrix factors 6-11 % faster)."""
+    if n == 36:
+        for q in range(36):
+            dst[d0 + q] = src[s0 + q]
+    elif n == 30:
+        for q in range(30):
+            dst[d0 + q] = src[s0 + q]
+    elif n == 25:
+        for q in range(25):
+            dst[d0 + q] = src[s0 + q]
+    elif n == 18:
+        for q in range(18):
+            dst[d0 + q] = src[s0 + q]
+    elif n == 9:
+        for q in range(9):
+            dst[d0 + q] = src[s0 + q]
+    else:
+        for q in range(n):
+            dst[d0 + q] = src[s0 + q]
+
+
 @njit(cache=True, nogil=True, error_model="numpy", **NO_REFCOUNT)
 def _gather(sym, D, L, U, symmetric, gat, BS):
     """Load the factor buffers from the matrix's flat ``values`` in one pass of straight copies
@@ -212,9 +238,7 @@ def _gather(sym, D, L, U, symmetric, gat, BS):
     src = 0
     for i in range(sizes.size):                 # A's diagonal section: by node
         si = sizes[i] if BS == 0 else BS
-        d0 = d_ptr[i]
-        for q in range(si * si):
-            D[d0 + q] = values[src + q]
+        _copy_block(D, d_ptr[i], values, src, si * si)
         if symmetric:
             for r in range(si):
                 for c in range(r + 1, si):
@@ -230,8 +254,7 @@ def _gather(sym, D, L, U, symmetric, gat, BS):
             ls = lsrc[e]
             us = usrc[e]
             if ls >= 0:
-                for q in range(ln):
-                    L[f0 + q] = values[ls + q]
+                _copy_block(L, f0, values, ls, ln)
             else:
                 for q in range(ln):
                     L[f0 + q] = 0.0
@@ -243,8 +266,7 @@ def _gather(sym, D, L, U, symmetric, gat, BS):
                             d = values[us + r * si + q] - L[f0 + q * sc + r]
                             sq += d * d
             elif us >= 0:
-                for q in range(ln):
-                    U[f0 + q] = values[us + q]
+                _copy_block(U, f0, values, us, ln)
             else:
                 for q in range(ln):
                     U[f0 + q] = 0.0
