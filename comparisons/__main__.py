@@ -19,7 +19,7 @@ import numpy as np
 from .plot import fill_table, labelling_table, plot_results, ratio_table, read_results
 from .runner import machine_metadata, run, write_metadata, write_results
 from .solvers import SOLVERS, make_solvers
-from .suite import SUITES
+from .suite import SIDE_EXPONENT, SUITES, large_side_cases
 
 
 def _list(_args) -> int:
@@ -42,6 +42,12 @@ def _run(args) -> int:
     from .runner import gemm_reference_gflops, simd_gemm_gflops
 
     suite = SUITES[args.suite]
+    if args.sizes:
+        for fam, size, nodes in large_side_cases(args.families or list(suite.sizes), args.sizes):
+            print(f"warning: --sizes applies to every family: {fam} at size {size} is "
+                  f"{size}^{SIDE_EXPONENT[fam]} = {nodes:,} nodes (its size is the side); "
+                  "restrict the run with --families, or see `python -m comparisons scale`",
+                  file=sys.stderr)
     t0 = time.perf_counter()
     out = Path(args.out or f"results/{suite.name}.csv")
     distributed = bool(args.workers or args.scheduler)
@@ -425,7 +431,10 @@ def main(argv=None) -> int:
     r = sub.add_parser("run", help="run a suite, write CSV + JSON metadata")
     r.add_argument("--suite", choices=sorted(SUITES), default="default")
     r.add_argument("--families", nargs="+", metavar="FAMILY")
-    r.add_argument("--sizes", nargs="+", type=int, metavar="SIZE")
+    r.add_argument("--sizes", nargs="+", type=int, metavar="SIZE",
+                   help="instead of the suite's sizes, for every family: nodes for path, "
+                        "trees and ladders, the side k for net, crystal and the nx grids "
+                        "(k² or k³ nodes)")
     r.add_argument("--kinds", nargs="+", choices=("spd", "unsymmetric", "kkt"))
     r.add_argument("--solvers", nargs="+", metavar="SOLVER", help=f"from {sorted(SOLVERS)}")
     r.add_argument("--repeats", type=int)

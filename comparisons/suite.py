@@ -40,8 +40,9 @@ import graphsolve as gs
 
 from .solvers import SOLVERS, Case
 
-__all__ = ["Suite", "SUITES", "FAMILIES", "KINDS", "make_graph", "make_case", "make_paper_case",
-           "relabel_case", "relabelled_cases", "relabelling_seed", "scalar_permutation"]
+__all__ = ["Suite", "SUITES", "FAMILIES", "KINDS", "SIDE_EXPONENT", "node_count",
+           "large_side_cases", "make_graph", "make_case", "make_paper_case", "relabel_case",
+           "relabelled_cases", "relabelling_seed", "scalar_permutation"]
 
 KINDS = ("spd", "unsymmetric", "kkt", "paper")
 
@@ -83,6 +84,32 @@ FAMILIES = {
     "nx-grid3d": _nx_grid3d,
     "nx-tree": _nx_tree,
 }
+
+
+#: The families whose size is a side ``k`` (k² or k³ nodes), with the exponent.
+SIDE_EXPONENT = {"net": 2, "nx-grid2d": 2, "crystal": 3, "nx-grid3d": 3}
+
+
+def node_count(family: str, size: int) -> int:
+    """Nodes of the graph of ``family`` at ``size`` without building it: the size itself for
+    path, trees and ladders (a ladder rounded up to an even count), ``size²`` or ``size³`` for
+    the families of :data:`SIDE_EXPONENT`."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}; choose from {sorted(FAMILIES)}")
+    if family in SIDE_EXPONENT:
+        return int(size) ** SIDE_EXPONENT[family]
+    if family in ("ladder", "nx-ladder"):
+        return int(size) + int(size) % 2
+    return int(size)
+
+
+def large_side_cases(families, sizes, limit: int = 100_000) -> list[tuple[str, int, int]]:
+    """``(family, size, nodes)`` for the families among ``families`` whose size is a side
+    (:data:`SIDE_EXPONENT`) and whose graph at one of ``sizes`` has more than ``limit`` nodes:
+    ``run --sizes`` applies one list of sizes to every family, and a size meant as a node count
+    (``--sizes 2000``) makes a 2000×2000 net of 4·10⁶ nodes."""
+    return [(fam, size, node_count(fam, size)) for fam in families if fam in SIDE_EXPONENT
+            for size in sizes if node_count(fam, size) > limit]
 
 
 def make_graph(family: str, size: int) -> nx.Graph:

@@ -11,7 +11,15 @@ from comparisons.__main__ import main
 from comparisons.plot import read_results
 from comparisons.runner import run
 from comparisons.solvers import SOLVERS, make_solvers
-from comparisons.suite import SUITES, make_case, make_paper_case
+from comparisons.suite import (
+    FAMILIES,
+    SUITES,
+    large_side_cases,
+    make_case,
+    make_graph,
+    make_paper_case,
+    node_count,
+)
 
 TINY = dict(families=["path", "ladder"], sizes=[8], repeats=1, progress=False)
 
@@ -103,3 +111,20 @@ def test_cases_left_out_by_a_suite_are_reported_with_their_reason():
     assert keys | run == everything                      # nothing disappears silently
     assert all("singular" in s["reason"] for s in skipped if s["family"] == "crystal")
     assert suite.skipped(families=["path"]) == []
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_node_count_matches_the_graph_without_building_it(family):
+    for size in (3, 4, 7):
+        assert node_count(family, size) == make_graph(family, size).number_of_nodes()
+    with pytest.raises(ValueError, match="unknown family"):
+        node_count("mesh", 3)
+
+
+def test_sizes_meant_as_node_counts_are_flagged_for_side_families():
+    """``run --sizes 2000`` on every family: a 2000×2000 net and a 2000³ crystal are named
+    (the CLI prints them as warnings), the node-count families are not."""
+    big = large_side_cases(["path", "net", "crystal", "nx-grid2d"], [30, 2000])
+    assert big == [("net", 2000, 4_000_000), ("crystal", 2000, 8_000_000_000),
+                   ("nx-grid2d", 2000, 4_000_000)]
+    assert large_side_cases(["path", "ladder", "nx-tree"], [10**6]) == []
