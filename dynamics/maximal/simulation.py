@@ -336,11 +336,10 @@ class Simulation:
         residual 100-fold or more first tries the last factorization of the Newton matrix,
         and keeps that step if it reaches ``tol`` or, before the last iteration ``max_iter``
         allows, reduces the residual 100-fold again (:data:`.newton_kernels.CHORD_RATE`);
-        otherwise it is a full Newton iteration. From
-        the extrapolated start a step's second iteration then needs no assembly and no
-        factorization, and reaches the same solution to the tolerance. Off: Newton's method
-        of 2023 App. D, Alg. 5, as published. The interior-point iterations of contact steps
-        always factor.
+        otherwise it is a full Newton iteration. From the extrapolated start a step's second
+        iteration then needs no assembly and no factorization, and reaches the same solution
+        to the tolerance. Off: Newton's method of 2023 App. D, Alg. 5, as published. The
+        interior-point iterations of contact steps always factor.
     contact_extrapolation : bool
         Use :meth:`_extrapolated_guess` (velocities ``2 ż_k - ż_{k-1}``) for contact steps too
         (default off: no fewer iterations on the sphere chain; fewer on the box drop), on when
