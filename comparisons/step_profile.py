@@ -484,14 +484,13 @@ def profile_case(name: str, spec, dt: float = 0.01, steps: int = 1000, repeats: 
     its = float(traj.iterations[1:].mean())
     ref_its = max(prof["total_iterations"], 1)
     trials = (prof["residuals"] - steps) / ref_its          # line-search residuals / iteration
-    contacts = bool(sim.system.contacts)
     # per iteration as in the reference, which applies the same rules: a chord step of the
     # simplified Newton (Simulation.reuse_factorization) is an iteration with a residual and
-    # a solve but no assembly and no factorization
+    # a solve but no assembly and no factorization; only contact steps refine (else 0 calls)
     residuals = 1.0 + its * trials
     factors = its * prof["factors"] / ref_its
     solves = its * prof["solves"] / ref_its
-    refinements = its * prof["refinements"] / ref_its if contacts else 0.0
+    refinements = its * prof["refinements"] / ref_its
     shares = {"setup": unit["setup"], "residual": unit["residual"] * residuals,
               "assembly": unit["jacobian"] * factors, "factor": unit["factor"] * factors,
               "solve": unit["solve"] * solves + unit["refinement"] * refinements}
