@@ -28,9 +28,11 @@ unprofiled time, minus 1):
   contact velocity maps, applied forces);
 - ``residual``: ``StepSystem.residual`` (every evaluation, the line search's trials included);
 - ``assembly``: ``StepSystem.jacobian`` (the Newton matrix into the BlockMatrix);
-- ``factor``: graphsolve's ``Factorization.refactor`` (``graphsolve/factor.py``);
+- ``factor``: graphsolve's ``Factorization.refactor`` (``graphsolve/factor.py``), with
+  contacts after ``Condensation.condense`` (:mod:`dynamics.maximal.condensation`);
 - ``solve``: ``StepSystem.resolve`` (graphsolve's ``Factorization.solve`` and, with contacts,
-  the iterative refinement's residuals ``contact_kernels.refinement_residual``);
+  the condensation's right-hand sides and the iterative refinement's residuals
+  ``condensation.full_residual``);
 - ``line_search``: ``simulation._backtrack`` without the residuals it calls, and the
   interior point's step control (``contact_kernels.step_to_boundary``, ``mean_product``,
   ``corrector_rhs``);
@@ -56,9 +58,11 @@ public :class:`~dynamics.maximal.StepSystem` methods pass (captured from
 - ``assembly``: ``newton_kernels.jacobian_kernel`` (+ ``contact_kernels.contact_jacobian``);
 - ``factor``: ``graphsolve.lowlevel.refactor_solve(handle, values, x)`` minus
   ``solve_factored``, on a factorization of the step's own kind (implicit-L for acyclic
-  Newton matrices without contacts, explicit with ``pivot_rtol = 0`` with contacts);
-- ``solve``: ``graphsolve.lowlevel.solve_factored(handle, x)`` (+ the refinement residual
-  ``contact_kernels.block_refinement_residual``).
+  Newton matrices without contacts); with contacts ``condensation.condensed_refactor_solve``
+  minus ``condensed_solve`` (the condensed matrix, explicit factor with ``pivot_rtol = 0``,
+  :mod:`dynamics.maximal.condensation`);
+- ``solve``: ``graphsolve.lowlevel.solve_factored(handle, x)``, or with contacts
+  ``condensation.condensed_solve`` (+ the refinement residual ``condensation.full_residual``).
 
 The step's own Newton loop computes the joints' constraint derivatives in its Jacobian, as the
 public kernels timed here do; unlike them, it writes the constant ``-Gᵀ`` blocks once per
@@ -105,6 +109,7 @@ from dynamics.maximal import Simulation, StepSystem
 from dynamics.maximal import contact_kernels as ck
 from dynamics.maximal import newton_kernels as nk
 from dynamics.maximal import step_system as stepmod
+from dynamics.maximal.condensation import condensed_refactor_solve, condensed_solve, full_residual
 from dynamics.maximal.interior_point_kernels import WARM_FLOOR
 from dynamics.maximal.step_system import quaternion_update
 from graphsolve.lowlevel import PIVOT_RTOL, STATUS_OK, allocate, refactor_solve, solve_factored
@@ -212,6 +217,7 @@ def profile_reference(sim: Simulation, steps: int) -> dict:
     st = pstats.Stats(prof).stats
     SS, SIM = "dynamics/maximal/step_system.py", "dynamics/maximal/simulation.py"
     CK = "dynamics/maximal/contact_kernels.py"
+    COND = "dynamics/maximal/condensation.py"
     if not _calls(st, SS, "residual_reference"):
         raise RuntimeError("the profiled run never called StepSystem.residual_reference: "
                            "Simulation.run did not take the reference path")
@@ -224,7 +230,7 @@ def profile_reference(sim: Simulation, steps: int) -> dict:
         "setup": _cum(st, SS, "begin"),
         "residual": _cum(st, SS, "residual"),
         "assembly": _cum(st, SS, "jacobian"),
-        "factor": _cum(st, "graphsolve/factor.py", "refactor"),
+        "factor": _cum(st, "graphsolve/factor.py", "refactor") + _cum(st, COND, "condense"),
         "solve": _cum(st, SS, "resolve"),
         "line_search": (_cum(st, SIM, "_backtrack") - backtrack_residual
                         + sum(_cum(st, CK, n) for n in ("step_to_boundary", "mean_product",
@@ -237,7 +243,8 @@ def profile_reference(sim: Simulation, steps: int) -> dict:
             "residuals": _calls(st, SS, "residual"),
             "factors": _calls(st, "graphsolve/factor.py", "refactor"),
             "solves": _calls(st, "graphsolve/factor.py", "solve"),
-            "refinements": _calls(st, CK, "refinement_residual")}
+            "refinements": (_calls(st, CK, "refinement_residual")
+                            + _calls(st, COND, "full_residual"))}
 
 
 # ---------------------------------------------------------------------- compiled unit costs
@@ -345,27 +352,33 @@ def compiled_unit_costs(sim: Simulation, min_time: float = 0.02) -> dict:
     jacobian = cost([(nk.jacobian_kernel, _captured(jac_calls, "jacobian_kernel")[0])]
                     + [(ck.contact_jacobian, a) for a in cjac_calls])
     data = S.matrix.data
-    contacts = bool(S.contacts)
-    F = allocate(S.analysis, "ldu", "compiled", pivot_rtol=0.0 if contacts else PIVOT_RTOL)
-    handle = F.fused_handle(S.matrix, implicit=not contacts and S.analysis.n_updates == 0)
     x = rhs.copy()
-    status = refactor_solve(handle, data, x)
-    F.mark_valid(status)
-    if status != STATUS_OK:
-        raise RuntimeError(f"refactor_solve returned {status} on the step's Newton matrix")
-    both = 1e6 * _unit_seconds(lambda k: _repeat_refactor_solve(k, handle, data, rhs, x),
-                               min_time)
-    solve = 1e6 * _unit_seconds(lambda k: _repeat_solve(k, handle, rhs, x), min_time)
     refinement = 0.0
-    if contacts:
-        A = S.matrix                    # its blocks in buffer order, as the compiled step's
-        n = len(A.block_sizes)
-        brow = np.concatenate([np.arange(n), A.edges[:, 0]])
-        bcol = np.concatenate([np.arange(n), A.edges[:, 1]])
-        blocks = tuple(np.ascontiguousarray(a, dtype=np.int64) for a in (
-            A.offsets[brow], A.offsets[bcol], A.block_sizes[brow], A.block_sizes[bcol]))
+    if S.contacts:
+        # the interior point's condensed matrix (dynamics.maximal.condensation)
+        cond = S.condensation()
+        F = allocate(cond.analysis, "ldu", "compiled", pivot_rtol=0.0)
+        solver = cond.solver(F.fused_handle(cond.reduced, implicit=False))
+        status = condensed_refactor_solve(solver, data, rhs, x)
+        F.mark_valid(status)
+        if status != STATUS_OK:
+            raise RuntimeError(f"condensed_refactor_solve returned {status} on the step's "
+                               "Newton matrix")
+        both = cost([(condensed_refactor_solve, (solver, data, rhs, x))])
+        solve = cost([(condensed_solve, (solver, data, rhs, x))])
         out = np.empty_like(rhs)
-        refinement = cost([(ck.block_refinement_residual, (blocks, data, x, rhs, out))])
+        refinement = cost([(full_residual, (cond.arrays, cond.plain_blocks, data, x, rhs,
+                                            out))])
+    else:
+        F = allocate(S.analysis, "ldu", "compiled", pivot_rtol=PIVOT_RTOL)
+        handle = F.fused_handle(S.matrix, implicit=S.analysis.n_updates == 0)
+        status = refactor_solve(handle, data, x)
+        F.mark_valid(status)
+        if status != STATUS_OK:
+            raise RuntimeError(f"refactor_solve returned {status} on the step's Newton matrix")
+        both = 1e6 * _unit_seconds(lambda k: _repeat_refactor_solve(k, handle, data, rhs, x),
+                                   min_time)
+        solve = 1e6 * _unit_seconds(lambda k: _repeat_solve(k, handle, rhs, x), min_time)
     return {"setup": setup, "residual": residual, "jacobian": jacobian,
             "factor": max(both - solve, 0.0), "solve": solve, "refinement": refinement}
 

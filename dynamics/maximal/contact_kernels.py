@@ -620,7 +620,9 @@ def _max_abs_nan(out):
     big = 0.0
     for i in range(out.shape[0]):
         a = abs(out[i])
-        if not a <= big:            # NaN propagates
+        if a != a:
+            return a
+        if a > big:
             big = a
     return big
 

@@ -28,9 +28,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from graphsolve.lowlevel import STATUS_NONFINITE, refactor_solve, solve_factored
+from graphsolve.lowlevel import STATUS_NONFINITE
 
 from . import contact_kernels as ck
+from .condensation import condensed_refactor_solve, condensed_solve, full_residual
 from .force_kernels import _applied_forces_into, forced_step_kernel
 from .newton_kernels import (
     _CONVERGED,
@@ -102,19 +103,17 @@ def _resolve(handle, blocks, data, rhs, x, refine, atol, r, rt, xt, tmp):
     iterate kept), none when it is already ``<= atol``. ``blocks``: the block layout of
     ``data`` (:func:`.contact_kernels.block_refinement_residual`); ``r, rt, xt, tmp`` are
     scratch."""
-    _copy_vec(x, rhs)
-    solve_factored(handle, x)
+    condensed_solve(handle, data, rhs, x)
     if not refine:
         return
-    rn = ck.block_refinement_residual(blocks, data, x, rhs, r)
+    rn = full_residual(handle[2], blocks, data, x, rhs, r)
     if rn <= atol:
         return
     for _ in range(3):
-        _copy_vec(tmp, r)
-        solve_factored(handle, tmp)
+        condensed_solve(handle, data, r, tmp)
         for i in range(x.shape[0]):
             xt[i] = x[i] - tmp[i]
-        rtn = ck.block_refinement_residual(blocks, data, xt, rhs, rt)
+        rtn = full_residual(handle[2], blocks, data, xt, rhs, rt)
         if not rtn < 0.5 * rn:
             if rtn < rn:
                 _copy_vec(x, xt)
@@ -155,8 +154,8 @@ def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data
         _ip_jacobian(s, data, x1, q1, dt, mass, inertia, diag_const, G, joints, groups, newton,
                      cwork, iters == 0)
         for i in range(f.shape[0]):
-            d_aff[i] = -f[i]
-        status = refactor_solve(handle, data, d_aff)
+            tmp[i] = -f[i]
+        status = condensed_refactor_solve(handle, data, tmp, d_aff)
         if status == STATUS_NONFINITE:
             return _NONFINITE, iters, -1, 0.0
         if status >= 0:

@@ -49,6 +49,7 @@ from graphsolve.lowlevel import PIVOT_RTOL, STATUS_NONFINITE, STATUS_OK, allocat
 from .. import quaternion as quat
 from . import contact_kernels as ck
 from . import joints as jt
+from .condensation import Condensation, full_residual
 from .contacts import contact_groups
 from .force_kernels import force_work, forced_step_kernel
 from .interior_point_kernels import step_kernel_plain_first
@@ -111,8 +112,9 @@ class _ContactWork:
     """Work arrays of :meth:`StepSystem.contact_step` (see
     :func:`.interior_point_kernels.step_kernel_plain_first`), made once per step system."""
 
-    factorization: gs.Factorization     # the compiled step's own (pivot_rtol 0, as the reference)
-    handle: tuple                       # its fused handle
+    factorization: gs.Factorization     # the compiled step's own of the condensed matrix
+    #                                     (pivot_rtol 0, as the reference)
+    handle: tuple                       # its condensed solver (Condensation.solver)
     u: np.ndarray                       # (N,) the last step's contact variables in their rows
     groups: tuple                       # per contact group, the kernel's geometry tuple
     joints: tuple                       # the joint arrays of the kernel
@@ -289,6 +291,7 @@ class StepSystem:
         self.graph = G
         self.matrix = gs.BlockMatrix(G, sizes)
         zero = list(node.values())
+        self._zero = zero
         # The order is that of the graph without the damper edges: a damped joint's edge a - b
         # then closes its triangle without fill (on a tree: body b, its joint, body a), where
         # ordering the damped graph itself filled between consecutive joints (a damped
@@ -336,6 +339,8 @@ class StepSystem:
         # implicit-L factor: one solve per factorization, a third less factor work.
         self._acyclic = int(self.analysis.sched_ptr[-1]) == 0
         self._factorization = None
+        self._condensation = None         # the interior point's condensed matrix
+        self._condensed_factorization = None
         self._handle = None
         self._csr = None                  # entry coordinates of the BlockMatrix buffer
         self._work = None                 # work arrays of step_compiled
@@ -843,14 +848,16 @@ class StepSystem:
         if self._contact_wk is None:
             js = self.model.joints
             wk = self._step_work()
-            F = allocate(self.analysis, "ldu", "compiled", pivot_rtol=0.0)
-            # The explicit factor, as the reference's. The implicit-L one (trees) takes a sixth
-            # less time for the factor and its 3-6 solves on sphere_chain(10), with the same
-            # iterations up to n = 10, but its solves of these ill-conditioned matrices are
-            # less accurate: on sphere_chain(100) it took 4 % more iterations than the
-            # reference and ended 6.7e-4 m from it (the explicit factor: 1 % fewer, 2e-7 m,
-            # as the reference's own spread under a 1-ulp perturbation of the start).
-            handle = F.fused_handle(self.matrix, implicit=False)
+            cond = self.condensation()
+            F = allocate(cond.analysis, "ldu", "compiled", pivot_rtol=0.0)
+            # The condensed matrix's explicit factor, as the reference's. The implicit-L one
+            # (trees) took a sixth less time for the factor and its 3-6 solves on
+            # sphere_chain(10) before the condensation, with the same iterations up to n = 10,
+            # but its solves of these ill-conditioned matrices are less accurate: on
+            # sphere_chain(100) it took 4 % more iterations than the reference and ended
+            # 6.7e-4 m from it (the explicit factor: 1 % fewer, 2e-7 m, as the reference's own
+            # spread under a 1-ulp perturbation of the start).
+            handle = cond.solver(F.fused_handle(cond.reduced, implicit=False))
             groups, spans = [], []
             for grp in self.contacts:
                 P = np.zeros((len(grp), 1 + grp.m, 12))          # velocity maps at z₁
@@ -876,7 +883,9 @@ class StepSystem:
             if self.inactive_first:
                 plain = self.joint_system()._plain_arguments()
             else:               # not used: this system's own arrays, of the same types
-                plain = (handle, self.matrix.data, joints, forces, self._scratch(), wk.s,
+                unused = allocate(self.analysis, "ldu", "compiled").fused_handle(
+                    self.matrix, implicit=False)
+                plain = (unused, self.matrix.data, joints, forces, self._scratch(), wk.s,
                          wk.applied)
             nb = self.model.n_bodies
             # the state (x, q, v, w, λ, previous v, w, λ) before a step without contacts
@@ -886,7 +895,7 @@ class StepSystem:
             self._contact_wk = _ContactWork(
                 factorization=F, handle=handle, u=np.zeros(N), groups=tuple(groups),
                 joints=joints, pairs=(*pairs, positive), forces=forces, scratch=scratch,
-                s_start=np.empty(N), blocks=self._block_layout(), spans=tuple(spans),
+                s_start=np.empty(N), blocks=cond.plain_blocks, spans=tuple(spans),
                 plain=(*plain, backup))
         return self._contact_wk
 
@@ -1074,9 +1083,36 @@ class StepSystem:
         s = self._step_work().s
         return float(ck.mean_product(s, s, 0.0, ia, ib))
 
+    @property
+    def condensed(self) -> bool:
+        """Whether :meth:`factor` and :meth:`resolve` go through the condensed matrix
+        (:mod:`.condensation`): with contacts, except in a projection step (whose contact
+        blocks are the identity)."""
+        return bool(self.contacts) and not getattr(self, "projection", False)
+
+    def condensation(self) -> Condensation:
+        """The contacts' slack condensation (:class:`.condensation.Condensation`), made on
+        first use."""
+        if self._condensation is None:
+            self._condensation = Condensation(self.matrix, self.contacts, self._zero,
+                                              self.analysis.order)
+        return self._condensation
+
     def factor(self, s: np.ndarray) -> None:
-        """Evaluate ``F(s)`` (eq. 32) and (re)factor it with graphsolve's LDU (eq. 31-33)."""
+        """Evaluate ``F(s)`` (eq. 32) and (re)factor it with graphsolve's LDU (eq. 31-33);
+        with contacts the condensed matrix (:attr:`condensed`, :mod:`.condensation`)."""
         A = self.jacobian(s)
+        if self.condensed:
+            R = self.condensation().condense(A.data)
+            if self._condensed_factorization is None:
+                # Interior-point matrices pair tiny and large complementarity entries near
+                # convergence (structured ill-conditioning): only exact zeros are singular.
+                self._condensed_factorization = gs.factorize(
+                    R, method="ldu", analysis=self._condensation.analysis,
+                    backend=self.backend, pivot_rtol=0.0)
+            else:
+                self._condensed_factorization.refactor(R)
+            return
         fresh = self._factorization is None
         F = self._ensure_factorization(s)
         if not fresh or self.fused:     # a fused system's factorization starts unfactored
@@ -1085,26 +1121,43 @@ class StepSystem:
     def resolve(self, rhs: np.ndarray, refine: bool = True, atol: float = 0.0) -> np.ndarray:
         """``F⁻¹ rhs`` with the factorization of the last :meth:`factor`.
 
-        With ``refine``: iterative refinement (up to 3 rounds while the max-norm of the linear
-        residual ``F x - rhs`` halves; the best iterate is kept). Interior-point matrices near
+        With contacts (:attr:`condensed`) the solve goes through the condensed matrix
+        (:meth:`.Condensation.solve`). With ``refine``: iterative refinement (up to 3 rounds
+        while the max-norm of the linear residual ``F x - rhs`` halves; the best iterate is
+        kept). Interior-point matrices near
         convergence pair tiny and large complementarity entries (ill-conditioned by
         construction), where refined steps reach a lower residual. No refinement when the
         linear residual is already ``<= atol``.
         """
-        fac = self._factorization
-        x = fac.solve(rhs)
+        data = self.matrix.data
+        if self.condensed:
+            cond, fac = self._condensation, self._condensed_factorization
+
+            def solve(b):
+                return cond.solve(fac, data, b)
+        else:
+            solve = self._factorization.solve
+        x = solve(rhs)
         if not refine:
             return x
-        rows, cols = self._coordinates()
-        data = self.matrix.data
+        if self.condensed:
+            cond = self._condensation
+
+            def residual(y, out):
+                return full_residual(cond.arrays, cond.plain_blocks, data, y, rhs, out)
+        else:
+            rows, cols = self._coordinates()
+
+            def residual(y, out):
+                return ck.refinement_residual(rows, cols, data, y, rhs, out)
         r = np.empty(self.N)
         rt = np.empty(self.N)
-        rn = ck.refinement_residual(rows, cols, data, x, rhs, r)
+        rn = residual(x, r)
         if rn <= atol:
             return x
         for _ in range(3):
-            trial = x - fac.solve(r)
-            rtn = ck.refinement_residual(rows, cols, data, trial, rhs, rt)
+            trial = x - solve(r)
+            rtn = residual(trial, rt)
             if not rtn < 0.5 * rn:
                 if rtn < rn:
                     x = trial
