@@ -28,10 +28,11 @@ unprofiled time, minus 1):
   contact velocity maps, applied forces);
 - ``residual``: ``StepSystem.residual`` (every evaluation, the line search's trials included);
 - ``assembly``: ``StepSystem.jacobian`` (the Newton matrix into the BlockMatrix);
-- ``factor``: graphsolve's ``Factorization.refactor`` (``graphsolve/factor.py``), with
-  contacts after ``Condensation.condense`` (:mod:`dynamics.maximal.condensation`);
-- ``solve``: ``StepSystem.resolve`` (graphsolve's ``Factorization.solve`` and, with contacts,
-  the condensation's right-hand sides and the iterative refinement's residuals
+- ``factor``: graphsolve's ``Factorization.refactor`` (``graphsolve/factor.py``); with
+  contacts ``condensation.condensed_refactor_solve`` (the condensed matrix,
+  :mod:`dynamics.maximal.condensation`, as the compiled step factors it);
+- ``solve``: ``StepSystem.resolve`` (graphsolve's ``Factorization.solve``; with contacts
+  ``condensation.condensed_solve`` and the iterative refinement's residuals
   ``condensation.full_residual``);
 - ``line_search``: ``simulation._backtrack`` without the residuals it calls, and the
   interior point's step control (``contact_kernels.step_to_boundary``, ``mean_product``,
@@ -230,7 +231,8 @@ def profile_reference(sim: Simulation, steps: int) -> dict:
         "setup": _cum(st, SS, "begin"),
         "residual": _cum(st, SS, "residual"),
         "assembly": _cum(st, SS, "jacobian"),
-        "factor": _cum(st, "graphsolve/factor.py", "refactor") + _cum(st, COND, "condense"),
+        "factor": (_cum(st, "graphsolve/factor.py", "refactor")
+                   + _cum(st, COND, "condensed_refactor_solve")),
         "solve": _cum(st, SS, "resolve"),
         "line_search": (_cum(st, SIM, "_backtrack") - backtrack_residual
                         + sum(_cum(st, CK, n) for n in ("step_to_boundary", "mean_product",
@@ -241,8 +243,10 @@ def profile_reference(sim: Simulation, steps: int) -> dict:
     return {"fractions": {g: t / total for g, t in seconds.items()}, "profiled_s": total,
             "iterations": float(its.mean()), "total_iterations": int(its.sum()),
             "residuals": _calls(st, SS, "residual"),
-            "factors": _calls(st, "graphsolve/factor.py", "refactor"),
-            "solves": _calls(st, "graphsolve/factor.py", "solve"),
+            "factors": (_calls(st, "graphsolve/factor.py", "refactor")
+                        + _calls(st, COND, "condensed_refactor_solve")),
+            "solves": (_calls(st, "graphsolve/factor.py", "solve")
+                       + _calls(st, COND, "condensed_solve")),
             "refinements": (_calls(st, CK, "refinement_residual")
                             + _calls(st, COND, "full_residual"))}
 

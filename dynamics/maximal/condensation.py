@@ -157,17 +157,6 @@ class Condensation:
         condense_matrix(self.arrays, data, self.reduced.data)
         return self.reduced
 
-    def solve(self, factorization, data: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-        """``F⁻¹ rhs`` through ``factorization`` of :attr:`reduced` (its Python API; the
-        matrix condensed from ``data`` by the last :meth:`condense`)."""
-        rhs = np.ascontiguousarray(rhs, dtype=float)
-        xr = np.empty(int(self.reduced.offsets[-1]))
-        condense_rhs(self.arrays, data, rhs, xr)
-        xr = factorization.solve(xr)
-        x = np.empty_like(rhs)
-        expand_solution(self.arrays, data, rhs, xr, x)
-        return x
-
     def solver(self, handle) -> tuple:
         """``(handle, reduced data, arrays, scratch)``: what :func:`condensed_solve` and
         :func:`condensed_refactor_solve` take, ``handle`` a fused handle of :attr:`reduced`."""
@@ -241,6 +230,18 @@ def expand_solution(arrays, data, rhs, xr, x):
                                - data[D + erow[i] * k + kcol[i]] * xr[rr0 + i]) * inv[c, i]
 
 
+@njit(cache=True, error_model="numpy", _nrt=False, inline="always")
+def _rows_times(data, p, x, c0, out, r0, nrows, nc):
+    """``out[r0 + r] += Σ_c data[p + r nc + c] x[c0 + c]`` for ``r < nrows``, summed in the
+    order of ``c``."""
+    for r in range(nrows):
+        acc = out[r0 + r]
+        for c in range(nc):
+            acc += data[p + c] * x[c0 + c]
+        out[r0 + r] = acc
+        p += nc
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def full_residual(arrays, plain_blocks, data, x, rhs, out):
     """``out = F x - rhs`` of the full matrix ``data`` and its max-norm (as
@@ -254,12 +255,12 @@ def full_residual(arrays, plain_blocks, data, x, rhs, out):
         out[i] = -rhs[i]
     for b in range(row0.shape[0]):
         r0, c0, nc, p = row0[b], col0[b], ncols[b], ptr[b]
-        for r in range(nrows[b]):
-            acc = out[r0 + r]
-            for c in range(nc):
-                acc += data[p + c] * x[c0 + c]
-            out[r0 + r] = acc
-            p += nc
+        if nc == 6:                     # the same sums, with a constant trip count
+            _rows_times(data, p, x, c0, out, r0, nrows[b], 6)
+        elif nc == 3:
+            _rows_times(data, p, x, c0, out, r0, nrows[b], 3)
+        else:
+            _rows_times(data, p, x, c0, out, r0, nrows[b], nc)
     for c in range(meta.shape[0]):
         k, kr, r0, D = meta[c, _K], meta[c, _KR], meta[c, _R0], meta[c, _D]
         krow, kcol, erow, ecol = pattern[c, 0], pattern[c, 1], pattern[c, 2], pattern[c, 3]

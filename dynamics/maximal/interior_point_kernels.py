@@ -5,13 +5,14 @@ The algorithm is the Mehrotra predictor-corrector of :meth:`.Simulation._interio
 (Brüdigam et al. 2023, App. D; Nocedal & Wright 2006, Alg. 14.3 and §19.3), which stays the
 readable reference; the constants, the iteration counts and the order of the floating-point
 operations are the same (the tests compare the two on every contact model). Per iteration,
-with ``μ`` the mean complementarity product and one factorization of ``F = ∂f/∂s``:
+with ``μ`` the mean complementarity product and one factorization of ``F = ∂f/∂s`` (of its
+condensed form, :mod:`.condensation`):
 
 1. predictor: ``F Δ_a = -f_0`` (refactor and solve in one call,
-   :func:`graphsolve.lowlevel.refactor_solve`), ``α_a`` to the boundary, ``μ_a`` there and the
-   centring target ``σμ = max((μ_a/μ)³ μ, tol/100)`` (N&W 14.34);
+   :func:`.condensation.condensed_refactor_solve`), ``α_a`` to the boundary, ``μ_a`` there and
+   the centring target ``σμ = max((μ_a/μ)³ μ, tol/100)`` (N&W 14.34);
 2. corrector ``F Δ = -f_σμ - Δ_a u_a ∘ Δ_a u_b`` (N&W 14.35) with the same factor
-   (:func:`graphsolve.lowlevel.solve_factored`) and up to three rounds of iterative refinement;
+   (:func:`.condensation.condensed_solve`) and up to three rounds of iterative refinement;
 3. fraction to the boundary ``τ = max(0.995, 1 - μ)`` (N&W 19.9) and a halving line search on
    ``‖f_σμ‖₂``: 8 halvings of the corrector, then 40 of the plain Newton (centring) step.
 
@@ -98,11 +99,12 @@ def _ip_jacobian(s, data, x1, q1, dt, mass, inertia, diag_const, G, joints, grou
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _resolve(handle, blocks, data, rhs, x, refine, atol, r, rt, xt, tmp):
-    """``x = F⁻¹ rhs`` with the current factor (``StepSystem.resolve``): with ``refine``, up to
-    three rounds of iterative refinement while the max-norm of ``F x - rhs`` halves (the best
-    iterate kept), none when it is already ``<= atol``. ``blocks``: the block layout of
-    ``data`` (:func:`.contact_kernels.block_refinement_residual`); ``r, rt, xt, tmp`` are
-    scratch."""
+    """``x = F⁻¹ rhs`` with the current factor of the condensed matrix (``StepSystem.resolve``;
+    ``handle``: :meth:`.Condensation.solver`, :func:`.condensation.condensed_solve`): with
+    ``refine``, up to three rounds of iterative refinement while the max-norm of the full
+    matrix's ``F x - rhs`` halves (the best iterate kept), none when it is already
+    ``<= atol``. ``blocks``: :attr:`.Condensation.plain_blocks` of ``data``
+    (:func:`.condensation.full_residual`); ``r, rt, xt, tmp`` are scratch."""
     condensed_solve(handle, data, rhs, x)
     if not refine:
         return
@@ -132,8 +134,9 @@ def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data
     ``pairs = (row, ia, ib, positive)``: the complementarity rows, the indices of their two
     variables and all positive variables. ``work = (d_aff, centre, corrector, ds, r, rt, xt,
     tmp, cwork)`` (``N`` each, then :func:`.contact_kernels.contact_work`); ``newton``:
-    :func:`.newton_kernels.newton_work` (its residual buffers and trial too). ``blocks``: the
-    block layout of ``data`` (:func:`.contact_kernels.block_refinement_residual`). Returns
+    :func:`.newton_kernels.newton_work` (its residual buffers and trial too). ``handle``: the
+    condensed solver (:meth:`.Condensation.solver`); ``data``: the full matrix's values;
+    ``blocks``: :attr:`.Condensation.plain_blocks`. Returns
     ``(code, iterations, position, target)`` (``target`` the centring target of a failed line
     search).
     """

@@ -49,7 +49,7 @@ from graphsolve.lowlevel import PIVOT_RTOL, STATUS_NONFINITE, STATUS_OK, allocat
 from .. import quaternion as quat
 from . import contact_kernels as ck
 from . import joints as jt
-from .condensation import Condensation, full_residual
+from .condensation import Condensation, condensed_refactor_solve, condensed_solve, full_residual
 from .contacts import contact_groups
 from .force_kernels import force_work, forced_step_kernel
 from .interior_point_kernels import step_kernel_plain_first
@@ -340,7 +340,7 @@ class StepSystem:
         self._acyclic = int(self.analysis.sched_ptr[-1]) == 0
         self._factorization = None
         self._condensation = None         # the interior point's condensed matrix
-        self._condensed_factorization = None
+        self._condensed_factorization = None   # (factorization, solver) of factor()
         self._handle = None
         self._csr = None                  # entry coordinates of the BlockMatrix buffer
         self._work = None                 # work arrays of step_compiled
@@ -848,16 +848,7 @@ class StepSystem:
         if self._contact_wk is None:
             js = self.model.joints
             wk = self._step_work()
-            cond = self.condensation()
-            F = allocate(cond.analysis, "ldu", "compiled", pivot_rtol=0.0)
-            # The condensed matrix's explicit factor, as the reference's. The implicit-L one
-            # (trees) took a sixth less time for the factor and its 3-6 solves on
-            # sphere_chain(10) before the condensation, with the same iterations up to n = 10,
-            # but its solves of these ill-conditioned matrices are less accurate: on
-            # sphere_chain(100) it took 4 % more iterations than the reference and ended
-            # 6.7e-4 m from it (the explicit factor: 1 % fewer, 2e-7 m, as the reference's own
-            # spread under a 1-ulp perturbation of the start).
-            handle = cond.solver(F.fused_handle(cond.reduced, implicit=False))
+            F, handle = self._condensed_solver()
             groups, spans = [], []
             for grp in self.contacts:
                 P = np.zeros((len(grp), 1 + grp.m, 12))          # velocity maps at z₁
@@ -895,7 +886,7 @@ class StepSystem:
             self._contact_wk = _ContactWork(
                 factorization=F, handle=handle, u=np.zeros(N), groups=tuple(groups),
                 joints=joints, pairs=(*pairs, positive), forces=forces, scratch=scratch,
-                s_start=np.empty(N), blocks=cond.plain_blocks, spans=tuple(spans),
+                s_start=np.empty(N), blocks=self._condensation.plain_blocks, spans=tuple(spans),
                 plain=(*plain, backup))
         return self._contact_wk
 
@@ -1098,20 +1089,51 @@ class StepSystem:
                                               self.analysis.order)
         return self._condensation
 
+    def _condensed_solver(self) -> tuple:
+        """``(factorization, solver)`` of the condensed matrix (:meth:`condensation`):
+        graphsolve's compiled LDU, ``pivot_rtol = 0`` (interior-point matrices pair tiny and
+        large complementarity entries near convergence, structured ill-conditioning: only
+        exact zeros are singular), and its :meth:`.Condensation.solver` for
+        :func:`.condensation.condensed_refactor_solve` and ``condensed_solve``. On acyclic
+        patterns (every contact a leaf of a tree) the fused handle keeps the implicit-L
+        factor (lower blocks unscaled, ``D⁻¹`` applied in the solves): on ``sphere_chain``
+        n = 10 / 100 a step took 9 % / 29 % less time than with the explicit factor, with the
+        same or fewer interior-point iterations (3.01 / 4.29 against 3.01 / 4.31 per step).
+        The compiled contact step and the Python reference (:meth:`factor`) each make their
+        own."""
+        cond = self.condensation()
+        F = allocate(cond.analysis, "ldu", "compiled", pivot_rtol=0.0)
+        handle = F.fused_handle(cond.reduced, implicit=cond.analysis.n_updates == 0)
+        return F, cond.solver(handle)
+
     def factor(self, s: np.ndarray) -> None:
         """Evaluate ``F(s)`` (eq. 32) and (re)factor it with graphsolve's LDU (eq. 31-33);
-        with contacts the condensed matrix (:attr:`condensed`, :mod:`.condensation`)."""
+        with contacts the condensed matrix (:attr:`condensed`, :mod:`.condensation`),
+        through :func:`.condensation.condensed_refactor_solve` as the compiled step does.
+
+        Raises
+        ------
+        graphsolve.NonFiniteError, graphsolve.SingularBlockError
+            A value is NaN or infinite, or a pivot block is singular (as graphsolve's
+            ``Factorization.refactor``).
+        """
         A = self.jacobian(s)
         if self.condensed:
-            R = self.condensation().condense(A.data)
             if self._condensed_factorization is None:
-                # Interior-point matrices pair tiny and large complementarity entries near
-                # convergence (structured ill-conditioning): only exact zeros are singular.
-                self._condensed_factorization = gs.factorize(
-                    R, method="ldu", analysis=self._condensation.analysis,
-                    backend=self.backend, pivot_rtol=0.0)
-            else:
-                self._condensed_factorization.refactor(R)
+                self._condensed_factorization = self._condensed_solver()
+            F, solver = self._condensed_factorization
+            status = condensed_refactor_solve(solver, A.data, np.zeros(self.N),
+                                              np.empty(self.N))
+            F.mark_valid(status)
+            if status == STATUS_NONFINITE:
+                A.check_finite()                  # raises, naming the block
+                raise gs.NonFiniteError("the condensed interior-point matrix is not finite "
+                                        "(a contact variable reached zero)")
+            if status >= 0:
+                node = int(F.analysis.order[status])
+                raise gs.SingularBlockError(
+                    f"pivot block of node {node} of the condensed interior-point matrix "
+                    "is singular", node=node)
             return
         fresh = self._factorization is None
         F = self._ensure_factorization(s)
@@ -1122,19 +1144,20 @@ class StepSystem:
         """``F⁻¹ rhs`` with the factorization of the last :meth:`factor`.
 
         With contacts (:attr:`condensed`) the solve goes through the condensed matrix
-        (:meth:`.Condensation.solve`). With ``refine``: iterative refinement (up to 3 rounds
-        while the max-norm of the linear residual ``F x - rhs`` halves; the best iterate is
-        kept). Interior-point matrices near
-        convergence pair tiny and large complementarity entries (ill-conditioned by
-        construction), where refined steps reach a lower residual. No refinement when the
-        linear residual is already ``<= atol``.
+        (:func:`.condensation.condensed_solve`). With ``refine``: iterative refinement (up to
+        3 rounds while the max-norm of the linear residual ``F x - rhs`` halves; the best
+        iterate is kept). Interior-point matrices near convergence pair tiny and large
+        complementarity entries (ill-conditioned by construction), where refined steps reach a
+        lower residual. No refinement when the linear residual is already ``<= atol``.
         """
         data = self.matrix.data
         if self.condensed:
-            cond, fac = self._condensation, self._condensed_factorization
+            solver = self._condensed_factorization[1]
 
             def solve(b):
-                return cond.solve(fac, data, b)
+                x = np.empty(self.N)
+                condensed_solve(solver, data, np.ascontiguousarray(b, dtype=float), x)
+                return x
         else:
             solve = self._factorization.solve
         x = solve(rhs)
