@@ -54,14 +54,16 @@ public :class:`~dynamics.maximal.StepSystem` methods pass (captured from
 
 - ``setup``: ``newton_kernels.constraint_jacobian_kernel`` and, per contact group,
   ``contact_kernels.velocity_maps``, once per step;
-- ``residual``: ``newton_kernels.residual_kernel`` (+ ``contact_kernels.contact_residual``
-  per group);
-- ``assembly``: ``newton_kernels.jacobian_kernel`` (+ ``contact_kernels.contact_jacobian``);
+- ``residual``: ``newton_kernels.residual_kernel`` (+ per group the kernel of
+  ``contact_kernels.contact_residual``, ``_contact_residual_into`` with its scratch made once,
+  as in the step);
+- ``assembly``: ``newton_kernels.jacobian_kernel`` (+ ``contact_kernels.contact_jacobian``'s
+  ``_contact_jacobian_into``, likewise);
 - ``factor``: ``graphsolve.lowlevel.refactor_solve(handle, values, x)`` minus
   ``solve_factored``, on a factorization of the step's own kind (implicit-L for acyclic
   Newton matrices without contacts); with contacts ``condensation.condensed_refactor_solve``
-  minus ``condensed_solve`` (the condensed matrix, explicit factor with ``pivot_rtol = 0``,
-  :mod:`dynamics.maximal.condensation`);
+  minus ``condensed_solve`` on ``StepSystem.condensed_solver()`` (the condensed matrix,
+  :mod:`dynamics.maximal.condensation`, the step's own factor);
 - ``solve``: ``graphsolve.lowlevel.solve_factored(handle, x)``, or with contacts
   ``condensation.condensed_solve`` (+ the refinement residual ``condensation.full_residual``).
 
@@ -352,17 +354,19 @@ def compiled_unit_costs(sim: Simulation, min_time: float = 0.02) -> dict:
                                                             "constraint_jacobian_kernel")[0])]
                  + [(ck.velocity_maps, a) for a in vmap_calls])
     residual = cost([(nk.residual_kernel, _captured(res_calls, "residual_kernel")[0])]
-                    + [(ck.contact_residual, a) for a in cres_calls])
+                    # the step's own loop: the scratch made once, not per call (a[5]: m)
+                    + [(ck._contact_residual_into, (*a, ck.contact_work(a[5])))
+                       for a in cres_calls])
     jacobian = cost([(nk.jacobian_kernel, _captured(jac_calls, "jacobian_kernel")[0])]
-                    + [(ck.contact_jacobian, a) for a in cjac_calls])
+                    + [(ck._contact_jacobian_into, (*a, True, ck.contact_work(a[4])))
+                       for a in cjac_calls])
     data = S.matrix.data
     x = rhs.copy()
     refinement = 0.0
     if S.contacts:
         # the interior point's condensed matrix (dynamics.maximal.condensation)
         cond = S.condensation()
-        F = allocate(cond.analysis, "ldu", "compiled", pivot_rtol=0.0)
-        solver = cond.solver(F.fused_handle(cond.reduced, implicit=False))
+        F, solver = S.condensed_solver()      # the step's own kind (implicit-L on trees)
         status = condensed_refactor_solve(solver, data, rhs, x)
         F.mark_valid(status)
         if status != STATUS_OK:

@@ -164,13 +164,18 @@ class Condensation:
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def condense_matrix(arrays, data, rdata):
+def condense_matrix(arrays, data, rdata, constant=True):
     """The condensed matrix's values ``rdata`` from the full ``data`` (module docstring);
     stores ``1/F_EE`` of every contact in ``arrays``' last member for the solves.
 
     Uses the contact blocks' structure: the ``i``-th condensed row has one slack entry, in the
     ``i``-th slack column, and the ``i``-th complementarity row one entry besides its slack's,
-    in the ``i``-th condensed column, so ``F_KE F_EE⁻¹ F_EK`` is diagonal."""
+    in the ``i``-th condensed column, so ``F_KE F_EE⁻¹ F_EK`` is diagonal. Without
+    ``constant`` only what a Jacobian without its constant entries changes is condensed again
+    (:func:`.contact_kernels._contact_jacobian_into`: the complementarity rows and the distance
+    row against the bodies): the diagonal of each condensed block, ``1/F_EE`` and the distance
+    row of the contact-body blocks; the rest of the contacts' condensed blocks is taken to be
+    in ``rdata`` from a call with ``constant`` in the same step."""
     n_plain, runs, meta, pattern, inv = arrays
     for r in range(runs.shape[0]):
         s, d = runs[r, 0], runs[r, 1]
@@ -181,16 +186,22 @@ def condense_matrix(arrays, data, rdata):
         krow, kcol, erow, ecol = pattern[c, 0], pattern[c, 1], pattern[c, 2], pattern[c, 3]
         for i in range(kr):
             ri = D + krow[i] * k
-            for j in range(kr):
-                rdata[Dr + i * kr + j] = data[ri + kcol[j]]
+            if constant:
+                for j in range(kr):
+                    rdata[Dr + i * kr + j] = data[ri + kcol[j]]
             re = D + erow[i] * k
             inv[c, i] = 1.0 / data[re + ecol[i]]
-            rdata[Dr + i * kr + i] -= data[ri + ecol[i]] * inv[c, i] * data[re + kcol[i]]
+            rdata[Dr + i * kr + i] = (data[ri + kcol[i]]
+                                      - data[ri + ecol[i]] * inv[c, i] * data[re + kcol[i]])
         for end in range(2):
             bc, cb = meta[c, _BCA + end], meta[c, _CBA + end]
             if bc < 0:
                 continue
             rbc, rcb = meta[c, _RBCA + end], meta[c, _RCBA + end]
+            if not constant:                    # the distance row (the first condensed one)
+                for j in range(6):
+                    rdata[rcb + j] = data[cb + krow[0] * 6 + j]
+                continue
             for r in range(6):
                 for j in range(kr):
                     rdata[rbc + r * kr + j] = data[bc + r * k + kcol[j]]
@@ -302,13 +313,13 @@ def condensed_solve(solver, data, rhs, x):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def condensed_refactor_solve(solver, data, rhs, x):
-    """Condense the full matrix ``data`` (:func:`condense_matrix`), refactor it and solve
-    ``F x = rhs`` (``x`` not ``rhs``'s array); returns graphsolve's status
-    (:func:`graphsolve.lowlevel.refactor_solve`; ``x`` is not written unless it is
+def condensed_refactor_solve(solver, data, rhs, x, constant=True):
+    """Condense the full matrix ``data`` (:func:`condense_matrix`, ``constant`` as there),
+    refactor it and solve ``F x = rhs`` (``x`` not ``rhs``'s array); returns graphsolve's
+    status (:func:`graphsolve.lowlevel.refactor_solve`; ``x`` is not written unless it is
     :data:`~graphsolve.lowlevel.STATUS_OK`)."""
     handle, rdata, arrays, xr = solver
-    condense_matrix(arrays, data, rdata)
+    condense_matrix(arrays, data, rdata, constant)
     condense_rhs(arrays, data, rhs, xr)
     status = refactor_solve(handle, rdata, xr)
     if status == STATUS_OK:

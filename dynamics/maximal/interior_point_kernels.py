@@ -158,7 +158,7 @@ def _interior_point(s, tol, max_iter, refine, refine_atol, history, handle, data
                      cwork, iters == 0)
         for i in range(f.shape[0]):
             tmp[i] = -f[i]
-        status = condensed_refactor_solve(handle, data, tmp, d_aff)
+        status = condensed_refactor_solve(handle, data, tmp, d_aff, iters == 0)
         if status == STATUS_NONFINITE:
             return _NONFINITE, iters, -1, 0.0
         if status >= 0:

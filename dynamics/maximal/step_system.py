@@ -848,7 +848,7 @@ class StepSystem:
         if self._contact_wk is None:
             js = self.model.joints
             wk = self._step_work()
-            F, handle = self._condensed_solver()
+            F, handle = self.condensed_solver()
             groups, spans = [], []
             for grp in self.contacts:
                 P = np.zeros((len(grp), 1 + grp.m, 12))          # velocity maps at z₁
@@ -1089,7 +1089,7 @@ class StepSystem:
                                               self.analysis.order)
         return self._condensation
 
-    def _condensed_solver(self) -> tuple:
+    def condensed_solver(self) -> tuple:
         """``(factorization, solver)`` of the condensed matrix (:meth:`condensation`):
         graphsolve's compiled LDU, ``pivot_rtol = 0`` (interior-point matrices pair tiny and
         large complementarity entries near convergence, structured ill-conditioning: only
@@ -1120,7 +1120,7 @@ class StepSystem:
         A = self.jacobian(s)
         if self.condensed:
             if self._condensed_factorization is None:
-                self._condensed_factorization = self._condensed_solver()
+                self._condensed_factorization = self.condensed_solver()
             F, solver = self._condensed_factorization
             status = condensed_refactor_solve(solver, A.data, np.zeros(self.N),
                                               np.empty(self.N))
