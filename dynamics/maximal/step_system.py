@@ -44,7 +44,7 @@ import networkx as nx
 import numpy as np
 
 import graphsolve as gs
-from graphsolve.lowlevel import PIVOT_RTOL, STATUS_NONFINITE, STATUS_OK, allocate, block_coordinates
+from graphsolve.lowlevel import PIVOT_RTOL, STATUS_NONFINITE, STATUS_OK, allocate
 
 from .. import quaternion as quat
 from . import contact_kernels as ck
@@ -112,9 +112,8 @@ class _ContactWork:
     """Work arrays of :meth:`StepSystem.contact_step` (see
     :func:`.interior_point_kernels.step_kernel_plain_first`), made once per step system."""
 
-    factorization: gs.Factorization     # the compiled step's own of the condensed matrix
-    #                                     (pivot_rtol 0, as the reference)
-    handle: tuple                       # its condensed solver (Condensation.solver)
+    factorization: gs.Factorization     # the compiled step's own, of the condensed matrix
+    handle: tuple                       # its solver (StepSystem.condensed_solver)
     u: np.ndarray                       # (N,) the last step's contact variables in their rows
     groups: tuple                       # per contact group, the kernel's geometry tuple
     joints: tuple                       # the joint arrays of the kernel
@@ -124,7 +123,7 @@ class _ContactWork:
     scratch: tuple                      # the interior-point loop's work vectors, then the
     #                                     contact kernels' scratch
     s_start: np.ndarray                 # (N,) the start before the contact rows
-    blocks: tuple                       # (row0, col0, nrows, ncols) of the BlockMatrix's blocks
+    blocks: tuple                       # Condensation.plain_blocks (the refinement residual)
     spans: tuple                        # per group, its (first row, n, size) in s
     plain: tuple                        # the step without contacts (plain_first)
 
@@ -907,24 +906,6 @@ class StepSystem:
         self._fused_factorization(wk.s)
         return (self._handle, self.matrix.data, self._joint_arguments(), wk.forces,
                 self._scratch(), wk.s, wk.applied)
-
-    def _block_layout(self) -> tuple:
-        """``(row0, col0, nrows, ncols)`` of the BlockMatrix's blocks in the order of its
-        buffer (the diagonal blocks, then the directed edges' blocks; each row-major), for
-        :func:`.contact_kernels.block_refinement_residual`; checked against
-        :meth:`_coordinates`."""
-        A = self.matrix
-        n = len(A.block_sizes)
-        brow = np.concatenate([np.arange(n), A.edges[:, 0]]).astype(np.int64)
-        bcol = np.concatenate([np.arange(n), A.edges[:, 1]]).astype(np.int64)
-        size, off = A.block_sizes, A.offsets
-        layout = tuple(np.ascontiguousarray(a, dtype=np.int64)
-                       for a in (off[brow], off[bcol], size[brow], size[bcol]))
-        rows, cols = self._coordinates()
-        got = block_coordinates(*layout)
-        if not (np.array_equal(got[0], rows) and np.array_equal(got[1], cols)):
-            raise AssertionError("the BlockMatrix buffer is not laid out block after block")
-        return layout
 
     def contact_step(self, x, q, v, w, lam, tol: float, max_iter: int, *, warm_start: bool,
                      refine: bool, refine_atol: float, previous, extrapolate: bool,
