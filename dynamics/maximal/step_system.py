@@ -257,6 +257,7 @@ class StepSystem:
                                        ) if contacts else []
         self.kernels = kernels
         self.barrier = 0.0
+        self.projection = False           # begin(..., projection=True): a projection step
         #: Whether a step is first taken without the contacts (:meth:`joint_system`), kept if
         #: every contact is open after it (:meth:`contact_step`): the contacts are
         #: frictionless (joint limits, frictionless contacts), where an open contact's force
@@ -873,9 +874,7 @@ class StepSystem:
             if self.inactive_first:
                 plain = self.joint_system()._plain_arguments()
             else:               # not used: this system's own arrays, of the same types
-                unused = allocate(self.analysis, "ldu", "compiled").fused_handle(
-                    self.matrix, implicit=False)
-                plain = (unused, self.matrix.data, joints, forces, self._scratch(), wk.s,
+                plain = (handle[0], self.matrix.data, joints, forces, self._scratch(), wk.s,
                          wk.applied)
             nb = self.model.n_bodies
             # the state (x, q, v, w, λ, previous v, w, λ) before a step without contacts
@@ -1060,7 +1059,7 @@ class StepSystem:
         """Whether :meth:`factor` and :meth:`resolve` go through the condensed matrix
         (:mod:`.condensation`): with contacts, except in a projection step (whose contact
         blocks are the identity)."""
-        return bool(self.contacts) and not getattr(self, "projection", False)
+        return bool(self.contacts) and not self.projection
 
     def condensation(self) -> Condensation:
         """The contacts' slack condensation (:class:`.condensation.Condensation`), made on
