@@ -46,7 +46,7 @@ The counts per step (``residuals_per_step``, ``factors_per_step``, ``solves_per_
 **Compiled groups** (estimates): the compiled step cannot be profiled from Python, so its
 pieces are timed in isolation, on the state of a real step (after the timed run: the update
 rules, :meth:`~dynamics.maximal.StepSystem.begin` with the compiled kernels, the start
-``(v, ω, λ)`` with the contact variables of the last step floored at ``WARM_FLOOR``), each as a
+``(v, ω, λ)`` with the contact variables of the last step floored by ``warm_floor``), each as a
 loop *inside* numba that calls the kernel ``k`` times (no Python call overhead; ``k`` grows
 until a loop takes ``min_time``; best of 3). The kernels and their arguments are those the
 public :class:`~dynamics.maximal.StepSystem` methods pass (captured from
@@ -113,7 +113,7 @@ from dynamics.maximal import contact_kernels as ck
 from dynamics.maximal import newton_kernels as nk
 from dynamics.maximal import step_system as stepmod
 from dynamics.maximal.condensation import condensed_refactor_solve, condensed_solve, full_residual
-from dynamics.maximal.interior_point_kernels import WARM_FLOOR
+from dynamics.maximal.interior_point_kernels import warm_floor
 from dynamics.maximal.step_system import quaternion_update
 from graphsolve.lowlevel import PIVOT_RTOL, STATUS_OK, allocate, refactor_solve, solve_factored
 
@@ -335,8 +335,10 @@ def compiled_unit_costs(sim: Simulation, min_time: float = 0.02) -> dict:
         S.begin(x1, q1, v, w)
     lam = getattr(sim, "_lam", np.zeros((len(sim.model.joints), 6)))
     s = S.pack(v, w, lam)
+    last = getattr(sim, "_contact_iterations", -1)
     for grp, u in zip(S.contacts, sim.contact_variables, strict=True):
-        s[grp.rows] = np.maximum(u, WARM_FLOOR)
+        floor = np.array([warm_floor(slack, last) for slack in u[:, 1]])
+        s[grp.rows] = np.maximum(u, floor[:, None])
     res_calls, cres_calls, jac_calls, cjac_calls = [], [], [], []
     with _capture(stepmod, "residual_kernel", res_calls), \
             _capture(ck, "contact_residual", cres_calls):
@@ -406,14 +408,16 @@ def direct_step_seconds(make, steps: int, warm: int = 5, repeats: int = 3) -> fl
             x, q, v, w, lam = (np.array(a) for a in (sim.x, sim.q, sim.v, sim.w, lam))
             prev = (v.copy(), w.copy(), lam.copy())
             if S.contacts:
-                S.set_contact_variables(sim.contact_variables)
+                S.set_contact_variables(sim.contact_variables,
+                                        getattr(sim, "_contact_iterations", -1))
             start = time.process_time()
             for _ in range(steps):
                 if S.contacts:
                     code = S.contact_step(x, q, v, w, lam, sim.tol, sim.max_iter,
                                           warm_start=sim.warm_start, refine=sim.refine,
                                           refine_atol=sim.refine_atol, previous=prev,
-                                          extrapolate=False)[0]
+                                          extrapolate=False,
+                                          quiet_floor=sim.quiet_floor)[0]
                 else:
                     code = S.step_compiled(x, q, v, w, lam, sim.tol, sim.max_iter,
                                            previous=prev)[0]

@@ -106,8 +106,9 @@ def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam,
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam, prev_v,
-                       prev_w, prev_lam, u, warm_start, s, tol, max_iter, refine, refine_atol,
-                       history, handle, data, blocks, mass, inertia, gravity_wrench,
+                       prev_w, prev_lam, u, last, warm_start, quiet_floor, s, tol, max_iter,
+                       refine,
+                       refine_atol, history, handle, data, blocks, mass, inertia, gravity_wrench,
                        joint_forces, has_forces, joints, groups, pairs, forces_work, work,
                        newton, s_start, inactive_first, plain, xs, qs, vs, ws, its,
                        record_history, hflat, record_contacts, crow, us, reuse):
@@ -116,9 +117,11 @@ def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, la
 
     Step ``k`` is, with ``inactive_first``, first :func:`.interior_point_kernels.plain_first`
     (the step without contacts, ``plain``; kept if every contact stays open), otherwise
-    :func:`.interior_point_kernels.contact_step_kernel` (warm start from ``u``,
-    the cold retry, extrapolated when ``extrapolate`` and a last step exists: ``started`` or
-    ``k > first``); recorded as :func:`joint_run_kernel`, and with ``record_contacts`` the
+    :func:`.interior_point_kernels.contact_step_kernel` (warm start from ``u`` and the last
+    step's interior-point iterations ``last[0]``, which each step updates, read if
+    ``quiet_floor``; the cold retry;
+    extrapolated when ``extrapolate`` and a last step exists: ``started`` or ``k > first``);
+    recorded as :func:`joint_run_kernel`, and with ``record_contacts`` the
     new contact variables ``u[crow]`` into ``us[k]``; ``reuse`` as there. Returns ``(code,
     iterations, position, target, done, t, used)``: ``contact_step_kernel``'s ``(code,
     iterations, position, target)`` of the last step run, then as :func:`joint_run_kernel`.
@@ -134,12 +137,14 @@ def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, la
                 x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, u, s, tol, max_iter, history,
                 mass, inertia, dt, gravity_wrench, joint_forces, has_forces, groups, work[8],
                 plain, reuse)
+            if kept:
+                last[0] = -1
         if not kept:
             code, it, pos, target = contact_step_kernel(
-                x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, u, warm_start, s, tol, max_iter,
-                refine, refine_atol, history, handle, data, blocks, mass, inertia, dt,
-                gravity_wrench, joint_forces, has_forces, joints, groups, pairs, forces_work,
-                work, newton, s_start)
+                x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, u, last, warm_start,
+                quiet_floor, s, tol, max_iter, refine, refine_atol, history, handle, data,
+                blocks, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, joints,
+                groups, pairs, forces_work, work, newton, s_start)
         if code != _CONVERGED:
             break
         t += dt

@@ -115,6 +115,7 @@ class _ContactWork:
     factorization: gs.Factorization     # the compiled step's own, of the condensed matrix
     handle: tuple                       # its solver (StepSystem.condensed_solver)
     u: np.ndarray                       # (N,) the last step's contact variables in their rows
+    last: np.ndarray                    # (1,) its interior-point iterations (-1: none)
     groups: tuple                       # per contact group, the kernel's geometry tuple
     joints: tuple                       # the joint arrays of the kernel
     pairs: tuple                        # (row, ia, ib, positive) complementarity indices
@@ -882,7 +883,8 @@ class StepSystem:
                       np.empty((nb, 3)), np.empty((len(js), 6)), np.empty((nb, 3)),
                       np.empty((nb, 3)), np.empty((len(js), 6)))
             self._contact_wk = _ContactWork(
-                factorization=F, handle=handle, u=np.zeros(N), groups=tuple(groups),
+                factorization=F, handle=handle, u=np.zeros(N),
+                last=np.full(1, -1, dtype=np.int64), groups=tuple(groups),
                 joints=joints, pairs=(*pairs, positive), forces=forces, scratch=scratch,
                 s_start=np.empty(N), blocks=self._condensation.plain_blocks, spans=tuple(spans),
                 plain=(*plain, backup))
@@ -908,7 +910,7 @@ class StepSystem:
 
     def contact_step(self, x, q, v, w, lam, tol: float, max_iter: int, *, warm_start: bool,
                      refine: bool, refine_atol: float, previous, extrapolate: bool,
-                     joint_forces=None, reuse: bool = True):
+                     joint_forces=None, reuse: bool = True, quiet_floor: bool = True):
         """A whole step with contacts in one compiled call
         (:func:`.interior_point_kernels.step_kernel_plain_first`, then
         :func:`.interior_point_kernels.contact_step_kernel`: update rules, applied forces,
@@ -917,7 +919,10 @@ class StepSystem:
         Alg. 14.3); the state arrays are updated in place on success.
 
         The contact variables of the last step are :meth:`contact_variables` (set them with
-        :meth:`set_contact_variables`); ``warm_start`` starts from them when one is nonzero.
+        :meth:`set_contact_variables`); ``warm_start`` starts from them when one is nonzero,
+        floored as :func:`.interior_point_kernels.warm_floor` says with the last step's
+        interior-point iterations (:meth:`last_contact_iterations`) if ``quiet_floor``, at
+        :data:`.interior_point_kernels.WARM_FLOOR` otherwise.
         With :attr:`inactive_first`, unless the last step closed a contact, the step is first
         taken without the contacts (the compiled step of :meth:`joint_system`), and kept if
         every contact is open after it (force ``γ = 0``, ``s_φ = φ(z₂)``; ``reuse`` as in
@@ -940,7 +945,8 @@ class StepSystem:
             np.asarray(joint_forces, dtype=float), (len(js), 6))) if has_forces
                   else wk.no_forces)
         code, it, pos, target = step_kernel_plain_first(
-            x, q, v, w, lam, *previous, bool(extrapolate), cw.u, bool(warm_start), s, float(tol),
+            x, q, v, w, lam, *previous, bool(extrapolate), cw.u, cw.last, bool(warm_start),
+            bool(quiet_floor), s, float(tol),
             int(max_iter), bool(refine), float(refine_atol), history, cw.handle,
             self.matrix.data, cw.blocks, m.mass, m.inertia, self.dt, wk.gravity, forces,
             has_forces, cw.joints, cw.groups, cw.pairs, cw.forces, cw.scratch, self._scratch(),
@@ -995,14 +1001,15 @@ class StepSystem:
     def contact_run(self, first: int, count: int, t: float, x, q, v, w, lam, previous,
                     started: bool, extrapolate: bool, tol: float, max_iter: int, *,
                     warm_start: bool, refine: bool, refine_atol: float, record, hflat=None,
-                    contact_rows=None, contacts_out=None, reuse: bool = True):
+                    contact_rows=None, contacts_out=None, reuse: bool = True,
+                    quiet_floor: bool = True):
         """Steps ``first .. first + count - 1`` of :meth:`.Simulation.run` with contacts and no
         joint forces in one compiled call (:func:`.run_kernels.contact_run_kernel`): each step
         is :meth:`contact_step`'s (the warm start from :meth:`contact_variables`, which the
         converged steps update). ``previous``, ``started``, ``record`` and ``hflat`` as in
         :meth:`run_compiled`; ``contacts_out[k]`` (optional) receives the contact variables
         of step ``k``, the entries ``contact_rows`` of ``s``; ``reuse`` as in
-        :meth:`step_compiled`.
+        :meth:`step_compiled`, ``quiet_floor`` as in :meth:`contact_step`.
 
         Returns ``(code, iterations, position, target, done, t, used, history)``: the last
         step's :meth:`contact_step` result, then as :meth:`run_compiled`.
@@ -1019,7 +1026,8 @@ class StepSystem:
             contact_rows, contacts_out = np.zeros(0, dtype=np.int64), np.zeros((0, 0))
         code, it, pos, target, done, t, used = contact_run_kernel(
             int(first), int(count), float(t), self.dt, bool(extrapolate), bool(started), x, q, v,
-            w, lam, *previous, cw.u, bool(warm_start), wk.s, float(tol), int(max_iter),
+            w, lam, *previous, cw.u, cw.last, bool(warm_start), bool(quiet_floor), wk.s,
+            float(tol), int(max_iter),
             bool(refine), float(refine_atol), history, cw.handle, self.matrix.data, cw.blocks,
             m.mass, m.inertia, wk.gravity, wk.no_forces, False, cw.joints, cw.groups, cw.pairs,
             cw.forces, cw.scratch, self._scratch(), cw.s_start, self.inactive_first, cw.plain,
@@ -1040,12 +1048,20 @@ class StepSystem:
         u = self._contact_work().u
         return [u[a:a + n * k].reshape(n, k).copy() for a, n, k in self._contact_work().spans]
 
-    def set_contact_variables(self, values) -> None:
+    def set_contact_variables(self, values, last_iterations: int = -1) -> None:
         """Store per-group ``(n, size)`` contact variables for :meth:`contact_step`'s warm
-        start."""
+        start, and the interior-point iterations of the step that made them
+        (``last_iterations``; -1: not an interior-point step, or unknown), which set the warm
+        start's floor (:func:`.interior_point_kernels.warm_floor`)."""
         cw = self._contact_work()
         for (a, n, k), val in zip(cw.spans, values, strict=True):
             cw.u[a:a + n * k] = np.asarray(val, dtype=float).reshape(-1)
+        cw.last[0] = int(last_iterations)
+
+    def last_contact_iterations(self) -> int:
+        """The interior-point iterations of the last :meth:`contact_step` (-1 if it failed or
+        was taken without contacts), as :meth:`set_contact_variables` takes them."""
+        return int(self._contact_work().last[0])
 
     def mean_complementarity(self) -> float:
         """Mean complementarity product of the last iterate of :meth:`contact_step` (for

@@ -119,8 +119,8 @@ def test_a_failing_step_mid_run_raises_the_step_loops_error(tol, max_iter, messa
 
 
 def test_a_failing_contact_step_mid_run_raises_the_step_loops_error():
-    # sphere_chain(3) needs 8 interior-point iterations first at step 27
-    msg, sim = _failing_pair(lambda: models.sphere_chain(3), 100, max_iter=7)
+    # sphere_chain(2) needs more than 8 interior-point iterations first at t = 0.3 s
+    msg, sim = _failing_pair(lambda: models.sphere_chain(2), 100, max_iter=8)
     assert "interior-point method did not converge" in msg and sim.t > 0.2
     assert sim._previous is None
 
