@@ -434,8 +434,8 @@ def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, 
     iterations ``last[0]`` if ``quiet_floor``, at :data:`WARM_FLOOR` otherwise; the step then
     sets ``last[0]`` to its own iterations, or -1 if it fails), the interior-point loop
     (:func:`_interior_point`; retried once from the cold start after a failed warm start)
-    and, on success,
-    :func:`.newton_kernels.finish_step` and the new contact variables into their rows of ``u``.
+    and, on success, :func:`.newton_kernels.finish_step` and the new contact variables into
+    their rows of ``u``.
 
     ``joints`` = ``(parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, free,
     dof, tdof, rdof, rot_axis, spring, spring_offset, damper, damped_pairs, coupling_dst)``;

@@ -107,11 +107,10 @@ def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam,
 @njit(cache=True, error_model="numpy", _nrt=False)
 def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam, prev_v,
                        prev_w, prev_lam, u, last, warm_start, quiet_floor, s, tol, max_iter,
-                       refine,
-                       refine_atol, history, handle, data, blocks, mass, inertia, gravity_wrench,
-                       joint_forces, has_forces, joints, groups, pairs, forces_work, work,
-                       newton, s_start, inactive_first, plain, xs, qs, vs, ws, its,
-                       record_history, hflat, record_contacts, crow, us, reuse):
+                       refine, refine_atol, history, handle, data, blocks, mass, inertia,
+                       gravity_wrench, joint_forces, has_forces, joints, groups, pairs,
+                       forces_work, work, newton, s_start, inactive_first, plain, xs, qs, vs,
+                       ws, its, record_history, hflat, record_contacts, crow, us, reuse):
     """Steps ``first .. first + count - 1`` of a run with contacts (the constant
     ``joint_forces`` read only if ``has_forces``).
 
@@ -119,10 +118,10 @@ def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, la
     (the step without contacts, ``plain``; kept if every contact stays open), otherwise
     :func:`.interior_point_kernels.contact_step_kernel` (warm start from ``u`` and the last
     step's interior-point iterations ``last[0]``, which each step updates, read if
-    ``quiet_floor``; the cold retry;
-    extrapolated when ``extrapolate`` and a last step exists: ``started`` or ``k > first``);
-    recorded as :func:`joint_run_kernel`, and with ``record_contacts`` the
-    new contact variables ``u[crow]`` into ``us[k]``; ``reuse`` as there. Returns ``(code,
+    ``quiet_floor``; the cold retry; extrapolated when ``extrapolate`` and a last step
+    exists: ``started`` or ``k > first``); recorded as :func:`joint_run_kernel`, and with
+    ``record_contacts`` the new contact variables ``u[crow]`` into ``us[k]``; ``reuse`` as
+    there. Returns ``(code,
     iterations, position, target, done, t, used)``: ``contact_step_kernel``'s ``(code,
     iterations, position, target)`` of the last step run, then as :func:`joint_run_kernel`.
     """

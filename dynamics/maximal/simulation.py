@@ -323,7 +323,8 @@ class Simulation:
     spec : MechanismSpec
         The simulated spec (``model.spec``): the given one, or its regularized copy.
     warm_start : bool
-        Contact steps start from the last step's contact variables (floored at 1e-3).
+        Contact steps start from the last step's contact variables (floored at 1e-3, or as
+        ``quiet_floor`` says).
     quiet_floor : bool
         With ``warm_start``, a contact that was closed restarts from a floor of 3e-4 instead
         of 1e-3 after a step of at most three interior-point iterations
