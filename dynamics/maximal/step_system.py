@@ -946,11 +946,10 @@ class StepSystem:
                   else wk.no_forces)
         code, it, pos, target = step_kernel_plain_first(
             x, q, v, w, lam, *previous, bool(extrapolate), cw.u, cw.last, bool(warm_start),
-            bool(quiet_floor), s, float(tol),
-            int(max_iter), bool(refine), float(refine_atol), history, cw.handle,
-            self.matrix.data, cw.blocks, m.mass, m.inertia, self.dt, wk.gravity, forces,
-            has_forces, cw.joints, cw.groups, cw.pairs, cw.forces, cw.scratch, self._scratch(),
-            cw.s_start, self.inactive_first, cw.plain, bool(reuse))
+            bool(quiet_floor), s, float(tol), int(max_iter), bool(refine), float(refine_atol),
+            history, cw.handle, self.matrix.data, cw.blocks, m.mass, m.inertia, self.dt,
+            wk.gravity, forces, has_forces, cw.joints, cw.groups, cw.pairs, cw.forces,
+            cw.scratch, self._scratch(), cw.s_start, self.inactive_first, cw.plain, bool(reuse))
         cw.factorization.mark_valid(_factor_status(code, pos))
         return code, it, pos, target, history[:it + 1]
 
@@ -1027,12 +1026,11 @@ class StepSystem:
         code, it, pos, target, done, t, used = contact_run_kernel(
             int(first), int(count), float(t), self.dt, bool(extrapolate), bool(started), x, q, v,
             w, lam, *previous, cw.u, cw.last, bool(warm_start), bool(quiet_floor), wk.s,
-            float(tol), int(max_iter),
-            bool(refine), float(refine_atol), history, cw.handle, self.matrix.data, cw.blocks,
-            m.mass, m.inertia, wk.gravity, wk.no_forces, False, cw.joints, cw.groups, cw.pairs,
-            cw.forces, cw.scratch, self._scratch(), cw.s_start, self.inactive_first, cw.plain,
-            *record, record_history, hflat, record_contacts, contact_rows, contacts_out,
-            bool(reuse))
+            float(tol), int(max_iter), bool(refine), float(refine_atol), history, cw.handle,
+            self.matrix.data, cw.blocks, m.mass, m.inertia, wk.gravity, wk.no_forces, False,
+            cw.joints, cw.groups, cw.pairs, cw.forces, cw.scratch, self._scratch(), cw.s_start,
+            self.inactive_first, cw.plain, *record, record_history, hflat, record_contacts,
+            contact_rows, contacts_out, bool(reuse))
         cw.factorization.mark_valid(_factor_status(code, pos))
         return code, it, pos, target, done, t, used, history[:it + 1]
 
