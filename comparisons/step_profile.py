@@ -335,7 +335,7 @@ def compiled_unit_costs(sim: Simulation, min_time: float = 0.02) -> dict:
         S.begin(x1, q1, v, w)
     lam = getattr(sim, "_lam", np.zeros((len(sim.model.joints), 6)))
     s = S.pack(v, w, lam)
-    last = getattr(sim, "_contact_iterations", -1)
+    last = getattr(sim, "_contact_iterations", -1) if getattr(sim, "quiet_floor", True) else -1
     for grp, u in zip(S.contacts, sim.contact_variables, strict=True):
         floor = np.array([warm_floor(slack, last) for slack in u[:, 1]])
         s[grp.rows] = np.maximum(u, floor[:, None])

@@ -431,8 +431,9 @@ def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, 
     (:func:`.force_kernels.applied_forces_kernel`), the contact velocity maps ``P`` at ``z₁``,
     the contact rows of the start (:func:`_contact_start`; warm when ``warm_start`` and ``u``
     holds a nonzero contact variable, floored as :func:`warm_floor` says with the last step's
-    iterations ``last[0]`` if ``quiet_floor``, at :data:`WARM_FLOOR` otherwise; the step then
-    sets ``last[0]`` to its own iterations, or -1 if it fails), the interior-point loop
+    iterations ``last[0]`` if ``quiet_floor``, at :data:`WARM_FLOOR` otherwise; a step that
+    converges sets ``last[0]`` to its own iterations, one that fails leaves it), the
+    interior-point loop
     (:func:`_interior_point`; retried once from the cold start after a failed warm start)
     and, on success, :func:`.newton_kernels.finish_step` and the new contact variables into
     their rows of ``u``.
@@ -473,7 +474,6 @@ def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, 
                     warm = warm_start
     _copy_vec(s_start, s)
     _contact_start(s, u, warm, last[0] if quiet_floor else -1, x1, q1, groups, cwork)
-    last[0] = -1
     code, it, pos, target = _interior_point(
         s, tol, max_iter, refine, refine_atol, history, handle, data, blocks, x1, q1, v, w,
         dt, mass, inertia, external, damping, diag_const, G, joints, groups, pairs, work, newton)

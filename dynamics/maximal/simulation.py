@@ -330,7 +330,9 @@ class Simulation:
         of 1e-3 after a step of at most three interior-point iterations
         (:func:`.interior_point_kernels.warm_floor`; default on): resting contacts converge
         in about two iterations instead of three; events after quiet steps (a contact
-        opening, sticking, an impact) can take one or two more. Off: 1e-3 always.
+        opening, sticking, an impact) can take one or two more. Off: 1e-3 always. The count
+        is the last converged contact step's (reset by :meth:`set_state` and a halved step),
+        also for ``contact_variables`` set by hand.
     refine, refine_atol : bool, float
         Iterative refinement of the interior-point corrector solves, skipped when the linear
         residual is already ``<= refine_atol`` (default ``tol/100``).
@@ -836,7 +838,6 @@ class Simulation:
         warm = self.warm_start and any(np.any(u) for u in self.contact_variables)
         kept = self._inactive_step(s0, x1, q1, joint_forces)
         last = self._contact_iterations if self.quiet_floor else -1
-        self._contact_iterations = -1
         if kept is not None:
             s, iters = kept
         else:
@@ -858,7 +859,7 @@ class Simulation:
                 for grp in self.system.contacts:
                     s0[grp.rows] = grp.initial_variables(grp.distance(x1, q1))
                 s, iters = self._newton(s0)
-            self._contact_iterations = iters
+        self._contact_iterations = -1 if kept is not None else iters
         self.contact_variables = [s[grp.rows].copy() for grp in self.system.contacts]
         v1, w1, lam = self.system.unpack(s)
         self.x, self.q, self.v, self.w, self._lam = x1, q1, v1.copy(), w1.copy(), lam

@@ -1057,8 +1057,9 @@ class StepSystem:
         cw.last[0] = int(last_iterations)
 
     def last_contact_iterations(self) -> int:
-        """The interior-point iterations of the last :meth:`contact_step` (-1 if it failed or
-        was taken without contacts), as :meth:`set_contact_variables` takes them."""
+        """The interior-point iterations of the last converged :meth:`contact_step` (-1 if it
+        was taken without contacts; a failed step leaves the value), as
+        :meth:`set_contact_variables` takes them."""
         return int(self._contact_work().last[0])
 
     def mean_complementarity(self) -> float:

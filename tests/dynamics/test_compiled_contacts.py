@@ -90,8 +90,7 @@ def test_compiled_contact_step_makes_no_python_call_per_iteration(monkeypatch):
     assert sum(its) > 30
 
 
-@pytest.mark.parametrize("option", ["no_warm_start", "no_refinement", "extrapolation",
-                                    "no_quiet_floor"])
+@pytest.mark.parametrize("option", ["no_warm_start", "no_refinement", "extrapolation"])
 def test_compiled_contact_step_follows_the_simulation_options(option):
     fast, ref = _pair(models.box_drop(), 0.01)
     for sim in (fast, ref):
@@ -99,8 +98,6 @@ def test_compiled_contact_step_follows_the_simulation_options(option):
             sim.warm_start = False
         elif option == "no_refinement":
             sim.refine = False
-        elif option == "no_quiet_floor":
-            sim.quiet_floor = False
         else:
             sim.contact_extrapolation = True
     _assert_same(fast.run(60, progress=False), ref.run(60, progress=False))
@@ -206,6 +203,7 @@ def test_warm_floor_lowers_only_closed_contacts_after_a_quiet_step():
     assert QUIET_FLOOR < WARM_FLOOR
     closed, open_ = 0.1 * CLOSED_SLACK, 10.0 * CLOSED_SLACK
     assert warm_floor(closed, QUIET_ITERATIONS) == QUIET_FLOOR
+    assert warm_floor(CLOSED_SLACK, QUIET_ITERATIONS) == WARM_FLOOR   # not below: not closed
     assert warm_floor(closed, 0) == QUIET_FLOOR
     assert warm_floor(closed, QUIET_ITERATIONS + 1) == WARM_FLOOR   # after an impact
     assert warm_floor(closed, -1) == WARM_FLOOR                     # no interior-point step
@@ -235,9 +233,36 @@ def test_quiet_steps_start_resting_contacts_closer_to_the_solution():
     its = {}
     for quiet in (True, False):
         fast, ref = _pair(models.sphere_chain(10), 0.01)
-        fast.quiet_floor = ref.quiet_floor = quiet
+        loop = Simulation(models.sphere_chain(10), dt=0.01)     # step() from Python
+        for sim in (fast, ref, loop):
+            sim.quiet_floor = quiet
         a = fast.run(60, progress=False)
         _assert_same(a, ref.run(60, progress=False))
+        _assert_same(a, loop.run(60, controller=lambda sim: None, progress=False))
         assert a.contact_distance.min() > -1e-10
         its[quiet] = a.iterations[20:].mean()
     assert its[True] < 2.5 < 2.8 < its[False]
+
+
+def test_contact_iterations_agree_on_both_paths_through_kept_and_failed_steps():
+    """The count that sets the floor: -1 after a step kept without contacts (a limited
+    pendulum swinging freely, then at its stop), the iterations after an interior-point step,
+    equal on the compiled and the reference path at every step; a failing step leaves it."""
+    from tests.dynamics.test_joint_limits import _pendulum
+    fast, ref = _pair(_pendulum(-0.5, 1.0), 0.01)
+    seen = set()
+    for _ in range(150):
+        it = fast.step()
+        assert ref.step() == it
+        assert fast._contact_iterations == ref._contact_iterations
+        seen.add(fast._contact_iterations == -1)
+    assert seen == {True, False}
+    for compiled in (True, False):
+        sim = Simulation(models.sphere_chain(2), dt=0.01, max_iter=8, halvings=0)
+        sim._compiled_contacts = compiled
+        before = None
+        with pytest.raises(NewtonError, match="did not converge in 8 iterations"):
+            for _ in range(100):
+                before = sim._contact_iterations
+                sim.step()
+        assert sim._contact_iterations == before >= 0

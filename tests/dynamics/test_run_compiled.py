@@ -38,7 +38,8 @@ CASES = {
 def _state(sim):
     prev = () if sim._previous is None else tuple(a.copy() for a in sim._previous)
     return (sim.t, sim.x.copy(), sim.q.copy(), sim.v.copy(), sim.w.copy(), sim._lam.copy(), prev,
-            [u.copy() for u in sim.contact_variables], sim.last_residuals)
+            [u.copy() for u in sim.contact_variables], sim.last_residuals,
+            getattr(sim, "_contact_iterations", -1))
 
 
 def _assert_same_state(a, b):
@@ -52,6 +53,7 @@ def _assert_same_state(a, b):
     for u, v in zip(sa[7], sb[7], strict=True):
         np.testing.assert_array_equal(u, v)
     np.testing.assert_array_equal(sa[8], sb[8])
+    assert sa[9] == sb[9]
 
 
 def _assert_same_trajectory(ta, tb):
