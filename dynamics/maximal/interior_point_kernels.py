@@ -368,16 +368,17 @@ def _store_contacts(s, u, groups):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def plain_first(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u, s, tol, max_iter,
-                history, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, groups,
-                cwork, plain, reuse):
+def plain_first(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u, last, s, tol,
+                max_iter, history, mass, inertia, dt, gravity_wrench, joint_forces, has_forces,
+                groups, cwork, plain, reuse):
     """A step of frictionless contacts (:attr:`.StepSystem.inactive_first`) first taken
     without them: unless the last step's ``u`` closed a contact (``γ > s_φ``), the step of
     :meth:`.StepSystem.joint_system` (:func:`_plain_step`; ``plain`` =
     :meth:`.StepSystem._plain_arguments`, then an ``(x, q, v, w, λ, previous v, w, λ)``
     backup). If it converges with every contact open at its ``z₂`` (:func:`_open_contacts`),
     it is the step's solution: the state is updated, ``u`` gets ``γ = 0``, ``s_φ = φ(z₂)``
-    (the complementarity exact), ``history`` its residuals. Otherwise the state is restored
+    (the complementarity exact), ``last[0]`` -1 (no interior-point step, see
+    :func:`warm_floor`), ``history`` its residuals. Otherwise the state is restored
     for :func:`contact_step_kernel`. Returns ``(kept, code, iterations, position)``."""
     if _any_closed(u, groups):
         return False, _CONVERGED, 0, -1
@@ -388,6 +389,7 @@ def plain_first(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u, s, to
                                 joint_forces, has_forces, plain, reuse)
     if code == _CONVERGED and _open_contacts(plain[5], x, q, dt, groups, cwork, s):
         _store_contacts(s, u, groups)
+        last[0] = -1
         return True, code, it, pos
     _copy_state(backup, (x, q, v, w, lam, prev_v, prev_w, prev_lam))
     return False, code, it, pos
@@ -401,15 +403,13 @@ def step_kernel_plain_first(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapola
                             forces_work, work, newton, s_start, inactive_first, plain, reuse):
     """:func:`contact_step_kernel`, after :func:`plain_first` when ``inactive_first``
     (:meth:`.StepSystem.contact_step`; ``reuse`` for the step without contacts, see
-    :func:`.newton_kernels.newton_kernel`; a step kept without contacts sets ``last[0]`` to
-    -1); returns as :func:`contact_step_kernel`."""
+    :func:`.newton_kernels.newton_kernel`); returns as :func:`contact_step_kernel`."""
     if inactive_first:
         kept, code, it, pos = plain_first(x, q, v, w, lam, prev_v, prev_w, prev_lam,
-                                          extrapolate, u, s, tol, max_iter, history, mass,
-                                          inertia, dt, gravity_wrench, joint_forces, has_forces,
-                                          groups, work[8], plain, reuse)
+                                          extrapolate, u, last, s, tol, max_iter, history,
+                                          mass, inertia, dt, gravity_wrench, joint_forces,
+                                          has_forces, groups, work[8], plain, reuse)
         if kept:
-            last[0] = -1
             return code, it, pos, 0.0
     return contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, u,
                                last, warm_start, quiet_floor, s, tol, max_iter, refine,
@@ -433,10 +433,9 @@ def contact_step_kernel(x, q, v, w, lam, prev_v, prev_w, prev_lam, extrapolate, 
     holds a nonzero contact variable, floored as :func:`warm_floor` says with the last step's
     iterations ``last[0]`` if ``quiet_floor``, at :data:`WARM_FLOOR` otherwise; a step that
     converges sets ``last[0]`` to its own iterations, one that fails leaves it), the
-    interior-point loop
-    (:func:`_interior_point`; retried once from the cold start after a failed warm start)
-    and, on success, :func:`.newton_kernels.finish_step` and the new contact variables into
-    their rows of ``u``.
+    interior-point loop (:func:`_interior_point`; retried once from the cold start after a
+    failed warm start) and, on success, :func:`.newton_kernels.finish_step` and the new
+    contact variables into their rows of ``u``.
 
     ``joints`` = ``(parent, child, p_a, p_b, q_off, select, nc, jrow, ptr_bj, ptr_jb, free,
     dof, tdof, rdof, rot_axis, spring, spring_offset, damper, damped_pairs, coupling_dst)``;

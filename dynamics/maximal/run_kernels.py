@@ -133,11 +133,9 @@ def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, la
         kept, target = False, 0.0
         if inactive_first:
             kept, code, it, pos = plain_first(
-                x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, u, s, tol, max_iter, history,
-                mass, inertia, dt, gravity_wrench, joint_forces, has_forces, groups, work[8],
-                plain, reuse)
-            if kept:
-                last[0] = -1
+                x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, u, last, s, tol, max_iter,
+                history, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, groups,
+                work[8], plain, reuse)
         if not kept:
             code, it, pos, target = contact_step_kernel(
                 x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, u, last, warm_start,
