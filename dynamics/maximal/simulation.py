@@ -413,10 +413,6 @@ class Simulation:
         self.contact_extrapolation = self.system.inactive_first
         self.extrapolate = True
         self.reuse_factorization = True
-        js = self.model.joints
-        # gravity the only applied force of the mechanism (no joint spring or damper)
-        self._gravity_only = bool(self.system.fused and not js.spring.any()
-                                  and not js.damper.any())
         # a whole step is one compiled call (StepSystem.step_compiled): no contacts, compiled
         # kernels and graphsolve backend; springs, dampers and joint forces included. False
         # takes the Python-driven step (StepSystem.begin, the NumPy reference, then Newton).
@@ -756,6 +752,12 @@ class Simulation:
         if half is None:
             half = self._half = Simulation(self.spec, 0.5 * self.dt, self.tol, self.max_iter,
                                            self._backend)
+        if half.system.kernels != self.system.kernels:     # the readable reference's halves
+            half.system = StepSystem(half.model, half.dt, self._backend,
+                                     kernels=self.system.kernels)
+        # the halves take the path this simulation takes (compiled or Python-driven step)
+        half._compiled_step = self._compiled_step and bool(half.system.fused)
+        half._compiled_contacts = self._compiled_contacts and bool(half.system.compiled_contacts)
         for name in ("warm_start", "quiet_floor", "refine", "refine_atol", "extrapolate",
                      "reuse_factorization", "contact_extrapolation"):
             setattr(half, name, getattr(self, name))

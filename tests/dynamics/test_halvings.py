@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dynamics import models
-from dynamics.maximal import ConvergenceError, NewtonError, Simulation
+from dynamics.maximal import ConvergenceError, NewtonError, Simulation, StepSystem
 
 from .test_run_compiled import _assert_same_state, _assert_same_trajectory, _no_control
 
@@ -87,6 +87,34 @@ def test_halves_keep_the_rotation_rate():
     np.testing.assert_allclose(two.w, one.w, rtol=0, atol=1e-11)
     angle = 2 * np.arctan2(one.q[0, 3], one.q[0, 0])
     assert angle == pytest.approx(2 * np.arcsin(25.0 * 0.05 / 2), abs=1e-12)
+
+
+def _reference(sim):
+    """``sim`` on the readable Python-driven path (NumPy step, Python Newton / interior point)."""
+    sim.system = StepSystem(sim.model, sim.dt, kernels="reference")
+    sim._compiled_step = sim._compiled_contacts = False
+    return sim
+
+
+@pytest.mark.parametrize("make, kw", [(lambda: models.pendulum(20), {"tol": 1e-12}),
+                                      (lambda: models.sphere_chain(2), {})],
+                         ids=["joints", "contacts"])
+def test_the_readable_path_takes_its_halves_on_the_readable_path(make, kw):
+    """A halved step of a simulation on the Python-driven reference is taken by a Δt/2
+    simulation on that path too (its own NumPy step system, no compiled step), and ends where
+    the compiled path's halved step ends, to the tolerance."""
+    ref = _reference(Simulation(make(), dt=0.01, **kw))
+    comp = Simulation(make(), dt=0.01, **kw)
+    ref._halved_step(None)
+    comp._halved_step(None)
+    half = ref._half
+    assert half.system.kernels == "reference" and half.dt == 0.005
+    assert not half._compiled_step and not half._compiled_contacts
+    assert comp._half.system.kernels == "compiled"
+    assert comp._half._compiled_step or comp._half._compiled_contacts
+    assert ref.halved_steps == comp.halved_steps == 1
+    np.testing.assert_allclose(ref.x, comp.x, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(ref.v, comp.v, rtol=0, atol=1e-7)
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, True])
