@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from .simd import lu_pivot_3, lu_pivot_5, lu_pivot_6
+
 #: numba options of the kernels that run per pivot block or per solve (the factor and solve
 #: kernels, their entry points, the fused refactor-and-solve): compiled without numba's
 #: reference counting (``_nrt``), which costs an atomic increment and decrement per array
@@ -383,7 +385,23 @@ def _finish_definite(D, Dlu, o, si, rtol):
 @njit(error_model="numpy", inline="always")
 def _finish_lu(Di, lu_i, piv_i, si, rtol):
     """The LU branch of :func:`_finish_pivot`: copy, LU with partial pivoting, and the
-    singularity rule on its smallest pivot (non-finite entries count as singular)."""
+    singularity rule on its smallest pivot (non-finite entries count as singular). Pivots of
+    6, 5 and 3 rows (bodies, and joints of five or three constraints) run the vectorized
+    :func:`graphsolve.kernels.simd.lu_pivot_6` (rows in registers, the same verdict and the
+    same factor bit for bit), other sizes :func:`_finish_lu_loops`."""
+    if si == 6:
+        return lu_pivot_6(Di, 0, lu_i, 0, piv_i, 0, rtol)
+    if si == 5:
+        return lu_pivot_5(Di, 0, lu_i, 0, piv_i, 0, rtol)
+    if si == 3:
+        return lu_pivot_3(Di, 0, lu_i, 0, piv_i, 0, rtol)
+    return _finish_lu_loops(Di, lu_i, piv_i, si, rtol)
+
+
+@njit(error_model="numpy", inline="always")
+def _finish_lu_loops(Di, lu_i, piv_i, si, rtol):
+    """:func:`_finish_lu` as scalar loops, for any size (the reference of the vectorized
+    pivots)."""
     scale = 0.0
     finite = True
     for q in range(si * si):

@@ -38,8 +38,18 @@ from .blocks import (
     _lu_solve_trans_left,
     _matmul,
     _sub_matmul,
+    _swap_rows,
 )
-from .simd import ldlt_pair6, mm6_sub, mm6t_sub
+from .simd import (
+    ldlt_pair6,
+    lu_pair_3_6,
+    lu_pair_5_6,
+    lu_pair_6_3,
+    lu_pair_6_5,
+    lu_pair_6_6,
+    mm6_sub,
+    mm6t_sub,
+)
 
 __all__: list[str] = []
 
@@ -87,15 +97,31 @@ def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep,
             _ldl_solve_left(lu_c, sc, w2, si)
         else:
             _lu_solve_trans_left(lu_c, piv_c, sc, w2, si)
-    if symmetric:                                           # D⁻¹ S = (T D⁻¹)ᵀ
-        V = w2
+    if not symmetric and ((FI == 6 and (FC == 6 or FC == 5 or FC == 3))
+                          or (FC == 6 and (FI == 5 or FI == 3))):
+        # U = D⁻¹ S and D_i -= T U in one vectorized step (simd.lu_pair_*), U in registers
+        for k in range(sc):
+            _swap_rows(S, k, piv_c[k], si)
+        if FI == 6 and FC == 6:
+            lu_pair_6_6(S, 0, Di, 0, T, 0, lu_c, 0)
+        elif FI == 6 and FC == 5:
+            lu_pair_6_5(S, 0, Di, 0, T, 0, lu_c, 0)
+        elif FI == 5:
+            lu_pair_5_6(S, 0, Di, 0, T, 0, lu_c, 0)
+        elif FI == 6:
+            lu_pair_6_3(S, 0, Di, 0, T, 0, lu_c, 0)
+        else:
+            lu_pair_3_6(S, 0, Di, 0, T, 0, lu_c, 0)
     else:
-        _lu_solve_left(lu_c, piv_c, sc, S, si)              # U = D⁻¹ S
-        V = S
-    if FI == 6 and FC == 6:                                 # D_i -= T D⁻¹ S
-        mm6_sub(Di, 0, T, 0, V, 0)
-    else:
-        _sub_matmul(Di, T, V, si, sc, si, False)
+        if symmetric:                                       # D⁻¹ S = (T D⁻¹)ᵀ
+            V = w2
+        else:
+            _lu_solve_left(lu_c, piv_c, sc, S, si)          # U = D⁻¹ S
+            V = S
+        if FI == 6 and FC == 6:                             # D_i -= T D⁻¹ S
+            mm6_sub(Di, 0, T, 0, V, 0)
+        else:
+            _sub_matmul(Di, T, V, si, sc, si, False)
     if scale_t:                                             # L = T D⁻¹
         for r in range(si):
             for c in range(sc):

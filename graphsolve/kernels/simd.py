@@ -30,7 +30,8 @@ from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
 __all__ = ["mm6_sub", "mm6t_sub", "ldl_solve6", "ldlt_pair6", "ldlt_pair6_sym", "matvec6_sub",
-           "matvec6t_sub", "prefetch"]
+           "matvec6t_sub", "lu_pair_6_5", "lu_pair_5_6", "lu_pair_6_3", "lu_pair_3_6",
+           "lu_pair_6_6", "lu_pivot_6", "lu_pivot_5", "lu_pivot_3", "prefetch"]
 
 _DBL = ir.DoubleType()
 _V4 = ir.VectorType(_DBL, 4)
@@ -87,7 +88,7 @@ def _splat(builder, s, vt):
 def _sub_scaled(builder, acc, f, row):
     """``acc - f * row`` (``f`` a scalar): ``fmuladd(-f, row, acc)``."""
     out = []
-    for h in range(2):
+    for h in range(len(row)):
         vt = row[h].type
         fmuladd = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vt, [vt] * 3),
                                                  f"llvm.fmuladd.v{vt.count}f64")
@@ -95,8 +96,19 @@ def _sub_scaled(builder, acc, f, row):
     return out
 
 
+def _sub_exact(builder, acc, f, row):
+    """``acc - f * row`` as a multiply and a subtraction, each rounded: the arithmetic of the
+    scalar loops (``c -= f * x``, no fused multiply-add), so that the result is theirs bit for
+    bit."""
+    out = []
+    for h in range(len(row)):
+        vt = row[h].type
+        out.append(builder.fsub(acc[h], builder.fmul(_splat(builder, f, vt), row[h])))
+    return out
+
+
 def _scaled(builder, f, row):
-    return [builder.fmul(_splat(builder, f, row[h].type), row[h]) for h in range(2)]
+    return [builder.fmul(_splat(builder, f, row[h].type), row[h]) for h in range(len(row))]
 
 
 def _ldl_sweeps(builder, F, rows):
@@ -299,6 +311,193 @@ def matvec6t_sub(typingctx, y, yo, m, mo, z, zo):
         return context.get_dummy_value()
     return types.void(y, yo, m, mo, z, zo), codegen
 
+
+def _row_chunks(width: int) -> list:
+    """``(offset, vector type)`` pieces of a row of ``width`` doubles (five: ``<4>`` + ``<1>``,
+    six: ``<4>`` + ``<2>``)."""
+    chunks, o = [], 0
+    while o < width:
+        n = 4 if width - o >= 4 else (2 if width - o >= 2 else 1)
+        chunks.append((o, ir.VectorType(_DBL, n)))
+        o += n
+    return chunks
+
+
+def _load_row_w(builder, base, r, width):
+    return [builder.load(_ptr(builder, base, width * r + o, vt), align=8)
+            for o, vt in _row_chunks(width)]
+
+
+def _store_row_w(builder, base, r, width, row) -> None:
+    for (o, vt), v in zip(_row_chunks(width), row, strict=True):
+        builder.store(v, _ptr(builder, base, width * r + o, vt), align=8)
+
+
+def _lu_pair(si: int, sc: int):
+    """The intrinsic of one implicit-LDU pair step for an ``si×si`` pivot ``D_i`` and an
+    ``sc×sc`` child pivot ``D_c`` (see :func:`lu_pair_6_5`)."""
+    @intrinsic
+    def lu_pair(typingctx, s, so, d, do, t, to, f, fo):
+        _check(s, so, d, do, t, to, f, fo)
+
+        def codegen(context, builder, signature, args):
+            S, D, T, F = (_base(context, builder, signature, args, k) for k in (0, 2, 4, 6))
+            rows = [_load_row_w(builder, S, r, si) for r in range(sc)]
+            for r in range(sc):                             # unit lower
+                for k in range(r):
+                    rows[r] = _sub_exact(builder, rows[r], _scalar(builder, F, r * sc + k),
+                                          rows[k])
+            one = ir.Constant(_DBL, 1.0)
+            for r in range(sc - 1, -1, -1):                 # upper, then 1 / u_rr
+                for k in range(r + 1, sc):
+                    rows[r] = _sub_exact(builder, rows[r], _scalar(builder, F, r * sc + k),
+                                          rows[k])
+                inv = builder.fdiv(one, _scalar(builder, F, r * sc + r))
+                rows[r] = _scaled(builder, inv, rows[r])
+            for r in range(sc):                             # U = D_c⁻¹ S
+                _store_row_w(builder, S, r, si, rows[r])
+            for i in range(si):                             # D_i -= T U
+                acc = _load_row_w(builder, D, i, si)
+                for k in range(sc):
+                    acc = _sub_exact(builder, acc, _scalar(builder, T, i * sc + k), rows[k])
+                _store_row_w(builder, D, i, si, acc)
+            return context.get_dummy_value()
+        return types.void(s, so, d, do, t, to, f, fo), codegen
+    return lu_pair
+
+
+#: One LDU pair step of Brüdigam et al. (2023) Alg. 3 lines 18-20 with an implicit lower
+#: block, for a 6×6 pivot ``D_i`` (a rigid body) and a 5×5 child pivot ``D_c`` (a joint of
+#: five constraints, e.g. revolute): ``lu_pair_6_5(s, so, d, do, t, to, f, fo)`` overwrites
+#: the 5×6 block ``S`` at ``s[so]`` (the matrix's ``A_ci``, its rows already swapped by the
+#: pivot's row interchanges) with ``U = D_c⁻¹ S`` (the two triangular sweeps of the LU factor
+#: at ``f[fo]``, LAPACK ``getrf`` layout) and then subtracts ``T U`` from the 6×6 ``D_i`` at
+#: ``d[do]``, ``T`` the 6×5 ``A_ic`` at ``t[to]``. The rows of ``U`` stay in registers between
+#: the two. Scalar form: ``blocks._lu_solve_left`` (after its row swaps) and
+#: ``blocks._sub_matmul`` in ``factor_kernels._scale_pair_py``, whose results these are bit for
+#: bit (the same operations in the same order, each product and difference rounded:
+#: :func:`_sub_exact`).
+lu_pair_6_5 = _lu_pair(6, 5)
+#: :func:`lu_pair_6_5` for a 5×5 pivot ``D_i`` (a joint) and a 6×6 child pivot (a body): ``S``
+#: is 6×5 and ``T`` 5×6.
+lu_pair_5_6 = _lu_pair(5, 6)
+#: :func:`lu_pair_6_5` for a 6×6 pivot and a 3×3 child (a spherical joint), and the other way
+#: round; and for two 6×6 pivots (uniform LDU).
+lu_pair_6_3 = _lu_pair(6, 3)
+lu_pair_3_6 = _lu_pair(3, 6)
+lu_pair_6_6 = _lu_pair(6, 6)
+
+
+
+def _lu_pivot(n: int):
+    """The intrinsic :func:`lu_pivot_6` for an ``n×n`` pivot."""
+    @intrinsic
+    def lu_pivot(typingctx, d, do, f, fo, piv, po, rtol):
+        _check(d, do, f, fo)
+        if not (isinstance(piv, types.Array) and isinstance(piv.dtype, types.Integer)
+                and piv.ndim == 1 and piv.layout == "C" and piv.mutable) \
+                or not isinstance(po, types.Integer):
+            raise TypingError(f"expected a writable flat integer pivot array, got {piv}")
+        if not isinstance(rtol, types.Float):
+            raise TypingError(f"expected a float tolerance, got {rtol}")
+
+        def codegen(context, builder, signature, args):
+            D, F = (_base(context, builder, signature, args, k) for k in (0, 2))
+            P = _base(context, builder, signature, args, 4)
+            ity = context.get_value_type(signature.args[4].dtype)
+            tol = context.cast(builder, args[6], signature.args[6], types.float64)
+            zero, inf = ir.Constant(_DBL, 0.0), ir.Constant(_DBL, float("inf"))
+            rows = [_load_row_w(builder, D, r, n) for r in range(n)]
+            fabs = {str(vt): cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(vt, [vt]), f"llvm.fabs.v{vt.count}f64")
+                for _, vt in _row_chunks(n)}
+            sabs = cgutils.get_or_insert_function(builder.module,
+                                                  ir.FunctionType(_DBL, [_DBL]), "llvm.fabs.f64")
+            smax = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(_DBL, [_DBL, _DBL]), "llvm.maxnum.f64")
+            # the block's largest |entry| and whether every entry is finite (Σ v·0 = 0)
+            poison, scale = zero, zero
+            for r in range(n):
+                for v in rows[r]:
+                    key = str(v.type)
+                    z = builder.fmul(v, ir.Constant(v.type, [0.0] * v.type.count))
+                    a = builder.call(fabs[key], [v])
+                    for q in range(v.type.count):
+                        e = ir.Constant(_I32, q)
+                        poison = builder.fadd(poison, builder.extract_element(z, e))
+                        scale = builder.call(smax, [scale, builder.extract_element(a, e)])
+            umin = inf
+            finite = builder.fcmp_ordered("==", poison, zero)
+            chunks = _row_chunks(n)
+
+            def element(row, c):
+                for h, (o, vt) in enumerate(chunks):
+                    if o <= c < o + vt.count:
+                        return builder.extract_element(row[h], ir.Constant(_I32, c - o))
+                raise AssertionError(c)
+
+            def insert(row, c, x):
+                out = list(row)
+                for h, (o, vt) in enumerate(chunks):
+                    if o <= c < o + vt.count:
+                        out[h] = builder.insert_element(row[h], x, ir.Constant(_I32, c - o))
+                return out
+
+            for k in range(n):
+                best = builder.call(sabs, [element(rows[k], k)])    # pivot: largest |a_rk|
+                p = ir.Constant(_I64, k)
+                for r in range(k + 1, n):
+                    v = builder.call(sabs, [element(rows[r], k)])
+                    gt = builder.fcmp_ordered(">", v, best)
+                    best = builder.select(gt, v, best)
+                    p = builder.select(gt, ir.Constant(_I64, r), p)
+                builder.store(p if ity.width == 64 else builder.trunc(p, ity),
+                              builder.gep(P, [ir.Constant(_I64, k)]))
+                rk = rows[k]                                        # swap rows k and p
+                new_k = list(rk)
+                for r in range(k + 1, n):
+                    is_r = builder.icmp_signed("==", p, ir.Constant(_I64, r))
+                    new_k = [builder.select(is_r, rows[r][h], new_k[h]) for h in range(len(rk))]
+                    rows[r] = [builder.select(is_r, rk[h], rows[r][h]) for h in range(len(rk))]
+                rows[k] = new_k
+                ukk = element(rows[k], k)
+                ok = builder.fcmp_ordered("==", builder.fmul(ukk, zero), zero)
+                finite = builder.and_(finite, ok)
+                a = builder.call(sabs, [ukk])
+                umin = builder.select(builder.fcmp_ordered("<", a, umin), a, umin)
+                # row k beyond column k (earlier columns hold multipliers: not subtracted)
+                masked = []
+                for h, (o, vt) in enumerate(chunks):
+                    mask = ir.Constant(ir.VectorType(ir.IntType(1), vt.count),
+                                       [o + q > k for q in range(vt.count)])
+                    masked.append(builder.select(mask, rows[k][h],
+                                                 ir.Constant(vt, [0.0] * vt.count)))
+                for r in range(k + 1, n):
+                    fk = builder.fdiv(element(rows[r], k), ukk)
+                    rows[r] = insert(_sub_exact(builder, rows[r], fk, masked), k, fk)
+            for r in range(n):
+                _store_row_w(builder, F, r, n, rows[r])
+            umin = builder.select(finite, umin, zero)
+            limit = builder.fmul(builder.fmul(tol, ir.Constant(_DBL, float(n))), scale)
+            return builder.fcmp_ordered(">", umin, limit)
+        return types.boolean(d, do, f, fo, piv, po, rtol), codegen
+    return lu_pivot
+
+
+#: ``lu_pivot_6(d, do, f, fo, piv, po, rtol)``: LU with partial pivoting (LAPACK ``getrf``
+#: layout and row interchanges) of the 6×6 block at ``d[do]`` into ``f[fo]``, the
+#: interchanges into ``piv[po:po+6]``, with the rows in registers (the pivot search and the
+#: row swaps are selects, not branches); True unless the block is singular by the rule of
+#: :data:`~graphsolve.kernels.reference.PIVOT_RTOL` (smallest ``|u_kk|`` at most
+#: ``rtol · 6 · max |d|``) or holds NaN or inf. Scalar form: ``blocks._finish_lu_loops``, with
+#: the same verdict and, for a regular block, the same factor bit for bit (up to the sign of
+#: a zero). An exactly singular column is not skipped as there: its multipliers become inf or
+#: NaN, and the block is reported singular all the same.
+lu_pivot_6 = _lu_pivot(6)
+#: :func:`lu_pivot_6` for a 5×5 block (a joint of five constraints).
+lu_pivot_5 = _lu_pivot(5)
+#: :func:`lu_pivot_6` for a 3×3 block (a spherical joint).
+lu_pivot_3 = _lu_pivot(3)
 
 _I32 = ir.IntType(32)
 

@@ -1,5 +1,6 @@
-"""The vectorized 6×6 intrinsics (graphsolve/kernels/simd.py) against NumPy and against the
-scalar loops of graphsolve/kernels/blocks.py that they replace on the hot path."""
+"""The vectorized intrinsics (graphsolve/kernels/simd.py: 6×6 LDLᵀ blocks, the LDU pair steps
+of bodies and joints, the pivot LU) against NumPy and against the scalar loops of
+graphsolve/kernels/blocks.py that they replace on the hot path."""
 
 from __future__ import annotations
 
@@ -10,11 +11,27 @@ from hypothesis import strategies as st
 from numba import njit
 from numba.core.errors import TypingError
 
-from graphsolve.kernels.blocks import _ldl_inplace, _ldl_solve_left, _sub_matmul
+from graphsolve.kernels.blocks import (
+    _finish_lu,
+    _finish_lu_loops,
+    _ldl_inplace,
+    _ldl_solve_left,
+    _lu_solve_left,
+    _sub_matmul,
+    _swap_rows,
+)
 from graphsolve.kernels.simd import (
     ldl_solve6,
     ldlt_pair6,
     ldlt_pair6_sym,
+    lu_pair_3_6,
+    lu_pair_5_6,
+    lu_pair_6_3,
+    lu_pair_6_5,
+    lu_pair_6_6,
+    lu_pivot_3,
+    lu_pivot_5,
+    lu_pivot_6,
     matvec6_sub,
     matvec6t_sub,
     mm6_sub,
@@ -216,3 +233,157 @@ def test_non_finite_values_propagate():
 def test_wrong_array_types_are_rejected_at_compile_time(bad):
     with pytest.raises(TypingError, match="float64 array"):
         _mm(bad, 0, np.zeros(36), 0, np.zeros(36), 0)
+
+
+# ------------------------------------------------------------------ LDU pairs and pivot LU
+@njit(cache=False)
+def _lu_pair(s, so, d, do, t, to, f, fo, piv, si, sc):
+    for k in range(sc):
+        _swap_rows(s[so:so + sc * si], k, piv[k], si)
+    if si == 6 and sc == 6:
+        lu_pair_6_6(s, so, d, do, t, to, f, fo)
+    elif si == 6 and sc == 5:
+        lu_pair_6_5(s, so, d, do, t, to, f, fo)
+    elif si == 5:
+        lu_pair_5_6(s, so, d, do, t, to, f, fo)
+    elif si == 6:
+        lu_pair_6_3(s, so, d, do, t, to, f, fo)
+    else:
+        lu_pair_3_6(s, so, d, do, t, to, f, fo)
+
+
+@njit(cache=False)
+def _scalar_lu_pair(s, d, t, f, piv, si, sc):
+    _lu_solve_left(f, piv, sc, s, si)
+    _sub_matmul(d, t, s, si, sc, si, False)
+
+
+@njit(cache=False)
+def _pivot(d, do, f, fo, piv, po, rtol, n):
+    if n == 6:
+        return lu_pivot_6(d, do, f, fo, piv, po, rtol)
+    if n == 5:
+        return lu_pivot_5(d, do, f, fo, piv, po, rtol)
+    return lu_pivot_3(d, do, f, fo, piv, po, rtol)
+
+
+@njit(cache=False)
+def _scalar_pivot(d, f, piv, rtol, n):
+    return _finish_lu_loops(d, f, piv, n, rtol)
+
+
+@njit(cache=False)
+def _dispatched_pivot(d, f, piv, rtol, n):
+    return _finish_lu(d, f, piv, n, rtol)
+
+
+def _lu(a):
+    n = a.shape[0]
+    f, piv = np.zeros(n * n), np.zeros(n, np.int64)
+    assert _scalar_pivot(a.ravel().copy(), f, piv, 1e-12, n)
+    return f, piv
+
+
+def _permuted(a, piv):
+    """``P a`` for the row interchanges ``piv`` of LAPACK's ``getrf``."""
+    out = a.copy()
+    for k, p in enumerate(piv):
+        out[[k, p]] = out[[p, k]]
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1),
+       sizes=st.sampled_from([(6, 6), (6, 5), (5, 6), (6, 3), (3, 6)]),
+       offsets=st.tuples(*[st.integers(0, 9)] * 4))
+def test_lu_pairs_are_one_ldu_elimination_step(seed, sizes, offsets):
+    """U = D_c⁻¹ S and D_i -= T U (Brüdigam 2023, Alg. 3 lines 18-20, implicit lower block)
+    with an LU-factored child pivot that swaps rows: against NumPy, bit for bit the scalar
+    loops' result, and nothing written outside the two blocks."""
+    si, sc = sizes
+    rng = np.random.default_rng(seed)
+    so, do, to, fo = offsets
+    dc = rng.standard_normal((sc, sc)) + 0.1 * np.eye(sc)
+    f, piv = _lu(dc)
+    S = rng.standard_normal((sc, si))
+    T = rng.standard_normal((si, sc))
+    Di = rng.standard_normal((si, si))
+    s = np.concatenate([rng.standard_normal(so), S.ravel(), rng.standard_normal(3)])
+    d = np.concatenate([rng.standard_normal(do), Di.ravel(), rng.standard_normal(3)])
+    t = np.concatenate([rng.standard_normal(to), T.ravel()])
+    fb = np.concatenate([rng.standard_normal(fo), f])
+    s0, d0 = s.copy(), d.copy()
+    _lu_pair(s, so, d, do, t, to, fb, fo, piv, si, sc)
+    U = np.linalg.solve(dc, S)
+    scale = max(1.0, np.abs(U).max()) * np.linalg.cond(dc)
+    np.testing.assert_allclose(s[so:so + sc * si].reshape(sc, si), U, rtol=0,
+                               atol=1e-13 * scale)
+    np.testing.assert_allclose(d[do:do + si * si].reshape(si, si), Di - T @ U, rtol=0,
+                               atol=1e-13 * scale * max(1.0, np.abs(T).max()) * sc)
+    sl, dl = S.ravel().copy(), Di.ravel().copy()
+    _scalar_lu_pair(sl, dl, T.ravel().copy(), f, piv, si, sc)
+    np.testing.assert_array_equal(s[so:so + sc * si], sl)
+    np.testing.assert_array_equal(d[do:do + si * si], dl)
+    for got, was, o, m in ((s, s0, so, sc * si), (d, d0, do, si * si)):
+        np.testing.assert_array_equal(got[:o], was[:o])
+        np.testing.assert_array_equal(got[o + m:], was[o + m:])
+
+
+def _pivot_case(rng, n, kind):
+    a = rng.standard_normal((n, n)) * 10.0 ** rng.uniform(-3, 3, (n, 1))
+    if kind == "singular":
+        a[:, rng.integers(n)] = 0.0
+    elif kind == "nearly singular":
+        a[rng.integers(n)] *= 1e-13
+    elif kind == "nan":
+        a[rng.integers(n), rng.integers(n)] = np.nan
+    elif kind == "inf":
+        a[rng.integers(n), rng.integers(n)] = -np.inf
+    elif kind == "rank one":
+        a = np.outer(rng.standard_normal(n), rng.standard_normal(n))
+    return a
+
+
+@settings(max_examples=120, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([6, 5, 3]),
+       kind=st.sampled_from(["regular", "singular", "nearly singular", "nan", "inf",
+                             "rank one"]),
+       rtol=st.sampled_from([0.0, 1e-12]), offsets=st.tuples(*[st.integers(0, 7)] * 3))
+def test_lu_pivots_decide_and_factor_like_the_scalar_loops(seed, n, kind, rtol, offsets):
+    """The vectorized pivot LU: the same verdict as the scalar loops (singular by the rule of
+    PIVOT_RTOL, NaN or inf), and on a regular block P D = L U with their row interchanges and
+    their factor bit for bit."""
+    rng = np.random.default_rng(seed)
+    a = _pivot_case(rng, n, kind)
+    do, fo, po = offsets
+    d = np.concatenate([rng.standard_normal(do), a.ravel()])
+    f = rng.standard_normal(fo + n * n + 2)
+    piv = np.full(po + n + 1, -7, np.int64)
+    f0 = f.copy()
+    ok = _pivot(d, do, f, fo, piv, po, rtol, n)
+    fl, pl = np.zeros(n * n), np.zeros(n, np.int64)
+    want = _scalar_pivot(a.ravel().copy(), fl, pl, rtol, n)
+    assert ok == want
+    assert _dispatched_pivot(a.ravel().copy(), fl.copy(), pl.copy(), rtol, n) == want
+    np.testing.assert_array_equal(d[do:], a.ravel())                 # the source is read only
+    np.testing.assert_array_equal(f[:fo], f0[:fo])
+    np.testing.assert_array_equal(f[fo + n * n:], f0[fo + n * n:])
+    assert (piv[:po] == -7).all() and piv[po + n] == -7
+    if not ok:
+        return
+    p = piv[po:po + n]
+    lu = f[fo:fo + n * n].reshape(n, n)
+    L, U = np.tril(lu, -1) + np.eye(n), np.triu(lu)
+    np.testing.assert_allclose(L @ U, _permuted(a, p), rtol=0, atol=1e-14 * np.abs(a).max())
+    assert np.abs(np.tril(lu, -1)).max(initial=0.0) <= 1.0                # partial pivoting
+    np.testing.assert_array_equal(p, pl)
+    np.testing.assert_array_equal(f[fo:fo + n * n], fl)
+
+
+def test_lu_pivot_takes_any_integer_pivot_array_and_refuses_others():
+    a = np.random.default_rng(3).standard_normal(36)
+    for dtype in (np.int32, np.int64):
+        piv = np.zeros(6, dtype)
+        assert _pivot(a, 0, np.zeros(36), 0, piv, 0, 1e-12, 6)
+    with pytest.raises(TypingError, match="integer pivot array"):
+        _pivot(a, 0, np.zeros(36), 0, np.zeros(6), 0, 1e-12, 6)
