@@ -1,4 +1,5 @@
-"""Vectorized 6×6 block operations for the compiled kernels (numba intrinsics, LLVM IR).
+"""Vectorized block operations for the compiled kernels (numba intrinsics, LLVM IR): 6×6
+LDLᵀ blocks, and the LDU pair steps and pivot LUs of bodies and joints.
 
 Six is the block size of a rigid body (Baraff 1996; Brüdigam et al. 2023 use 6×6 blocks
 throughout §5.2), so the uniform 6×6 LDLᵀ refactor of a tree is the hot path of the package.
@@ -11,15 +12,26 @@ vector registers), which LLVM lowers to AVX / FMA where the CPU has them and to 
 where it does not: in a loop of independent 6×6 blocks, about three times as fast as the
 scalar loops.
 
+The LDU factor of a KKT matrix (Baraff 1996) pairs bodies (6×6 pivots) with joints (5×5 or
+3×3: revolute / prismatic and spherical joints). Its pair step (:func:`lu_pair_6_5` and the
+other ``lu_pair_*``) holds the rows of ``D_c⁻¹ S`` in registers, rows of five or three as
+``<4 x double>`` + ``<1 x double>`` or ``<2 x double>`` + ``<1 x double>``, and its pivot LU
+(:func:`lu_pivot_6`, ``_5``, ``_3``) holds the whole block, choosing each pivot and swapping
+rows with selects instead of branches. These round each product and difference as the scalar
+loops do (:func:`_sub_exact`, no fused multiply-add): their results are the loops' bit for
+bit, so the dynamics' trajectories and iteration counts do not depend on which code ran. On
+the 100-link revolute chain's Newton matrix they cut the refactor from 32 to 24.5 µs.
+
 Each function takes flat, C-contiguous float64 arrays and element offsets (the kernels' block
-buffers), reads and writes 36 entries from each offset, and does no bounds checks: the callers
-pass offsets of blocks laid out by the analysis. The scalar loops in
+buffers), reads and writes its blocks' entries from each offset, and does no bounds checks:
+the callers pass offsets of blocks laid out by the analysis. The scalar loops in
 :mod:`graphsolve.kernels.blocks` are the reference; ``tests/graphsolve/test_simd.py`` checks
-these against them and against NumPy. Only multiplications and additions are emitted, no
-reassociation: NaN and inf propagate as in the scalar code. ``acc - f * x`` is LLVM's
-``llvm.fmuladd`` (one FMA where the CPU has one, a multiply and an add otherwise): the
-choice is the target's, not the optimizer's, so every copy of a kernel rounds alike (no
-fastmath ``contract`` flag, see :mod:`graphsolve.kernels.blocks`).
+these against them and against NumPy. Only multiplications, additions and (in the LU
+operations) divisions by pivots are emitted, no reassociation: NaN and inf propagate as in
+the scalar code. In the 6×6 LDLᵀ operations ``acc - f * x`` is LLVM's ``llvm.fmuladd``
+(one FMA where the CPU has one, a multiply and an add otherwise): the choice is the
+target's, not the optimizer's, so every copy of a kernel rounds alike (no fastmath
+``contract`` flag, see :mod:`graphsolve.kernels.blocks`).
 """
 
 from __future__ import annotations
