@@ -66,6 +66,10 @@ def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep,
     so).
 
     ``FI``, ``FC`` > 0 fix ``si``, ``sc`` (literal sizes: fixed trip counts; ``0``: generic).
+    LDU pairs of a 6×6 block with a 6×6, 5×5 or 3×3 one, either way round (bodies and joints),
+    form ``U`` and update ``D_i`` in one vectorized step (``simd.lu_pair_6_5`` and the other
+    ``lu_pair_*``, bit for bit the loops' result); the definite 6×6 LDLᵀ pair runs
+    ``simd.ldlt_pair6``.
     Two compiled forms of this one function:
 
     - :func:`_scale_pair_inline` (numba IR inlining: the fastest code) at one call site of
