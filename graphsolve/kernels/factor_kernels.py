@@ -47,6 +47,11 @@ from .simd import (
     lu_pair_6_3,
     lu_pair_6_5,
     lu_pair_6_6,
+    lu_trans_3_6,
+    lu_trans_5_6,
+    lu_trans_6_3,
+    lu_trans_6_5,
+    lu_trans_6_6,
     mm6_sub,
     mm6t_sub,
 )
@@ -68,8 +73,8 @@ def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep,
     ``FI``, ``FC`` > 0 fix ``si``, ``sc`` (literal sizes: fixed trip counts; ``0``: generic).
     LDU pairs of a 6×6 block with a 6×6, 5×5 or 3×3 one, either way round (bodies and joints),
     form ``U`` and update ``D_i`` in one vectorized step (``simd.lu_pair_6_5`` and the other
-    ``lu_pair_*``, bit for bit the loops' result); the definite 6×6 LDLᵀ pair runs
-    ``simd.ldlt_pair6``.
+    ``lu_pair_*``) and, with an LU child pivot, scale ``T`` with ``simd.lu_trans_*``, bit for
+    bit the loops' results; the definite 6×6 LDLᵀ pair runs ``simd.ldlt_pair6``.
     Two compiled forms of this one function:
 
     - :func:`_scale_pair_inline` (numba IR inlining: the fastest code) at one call site of
@@ -87,13 +92,29 @@ def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep,
     if FC > 0:
         sc = FC
     scale_t = symmetric or not implicit
+    # a body with a body or a joint of 5 or 3 rows: the vectorized steps of simd.py
+    body_pair = ((FI == 6 and (FC == 6 or FC == 5 or FC == 3))
+                 or (FC == 6 and (FI == 5 or FI == 3)))
     if keep:                                                # LDLᵀ only
         for q in range(si * sc):
             S[q] = T[q]
     if FI == 6 and FC == 6 and symmetric and piv_c[0] < 0:  # all in registers (simd.py)
         ldlt_pair6(T, 0, T, 0, Di, 0, Di, 0, lu_c, 0)
         return
-    if scale_t:                                             # w2 = (T D⁻¹)ᵀ = D⁻ᵀ Tᵀ
+    if scale_t and body_pair and piv_c[0] >= 0:             # w2 = D⁻ᵀ Tᵀ, LU pivot
+        if FI == 6 and FC == 6:
+            lu_trans_6_6(w2, 0, T, 0, lu_c, 0)
+        elif FI == 6 and FC == 5:
+            lu_trans_6_5(w2, 0, T, 0, lu_c, 0)
+        elif FI == 5:
+            lu_trans_5_6(w2, 0, T, 0, lu_c, 0)
+        elif FI == 6:
+            lu_trans_6_3(w2, 0, T, 0, lu_c, 0)
+        else:
+            lu_trans_3_6(w2, 0, T, 0, lu_c, 0)
+        for k in range(sc - 1, -1, -1):                     # Pᵀ
+            _swap_rows(w2, k, piv_c[k], si)
+    elif scale_t:                                           # w2 = (T D⁻¹)ᵀ = D⁻ᵀ Tᵀ
         for r in range(si):
             for c in range(sc):
                 w2[c * si + r] = T[r * sc + c]
@@ -101,8 +122,7 @@ def _scale_pair_py(T, S, Di, lu_c, piv_c, si, sc, symmetric, w2, implicit, keep,
             _ldl_solve_left(lu_c, sc, w2, si)
         else:
             _lu_solve_trans_left(lu_c, piv_c, sc, w2, si)
-    if not symmetric and ((FI == 6 and (FC == 6 or FC == 5 or FC == 3))
-                          or (FC == 6 and (FI == 5 or FI == 3))):
+    if not symmetric and body_pair:
         # U = D⁻¹ S and D_i -= T U in one vectorized step (simd.lu_pair_*), U in registers
         for k in range(sc):
             _swap_rows(S, k, piv_c[k], si)

@@ -43,7 +43,8 @@ from numba.extending import intrinsic
 
 __all__ = ["mm6_sub", "mm6t_sub", "ldl_solve6", "ldlt_pair6", "ldlt_pair6_sym", "matvec6_sub",
            "matvec6t_sub", "lu_pair_6_5", "lu_pair_5_6", "lu_pair_6_3", "lu_pair_3_6",
-           "lu_pair_6_6", "lu_pivot_6", "lu_pivot_5", "lu_pivot_3", "prefetch"]
+           "lu_pair_6_6", "lu_trans_6_5", "lu_trans_5_6", "lu_trans_6_3", "lu_trans_3_6",
+           "lu_trans_6_6", "lu_pivot_6", "lu_pivot_5", "lu_pivot_3", "prefetch"]
 
 _DBL = ir.DoubleType()
 _V4 = ir.VectorType(_DBL, 4)
@@ -398,6 +399,59 @@ lu_pair_5_6 = _lu_pair(5, 6)
 lu_pair_6_3 = _lu_pair(6, 3)
 lu_pair_3_6 = _lu_pair(3, 6)
 lu_pair_6_6 = _lu_pair(6, 6)
+
+
+def _lu_trans(si: int, sc: int):
+    """The intrinsic :func:`lu_trans_6_5` for an ``si×sc`` block ``T`` and an ``sc×sc``
+    child pivot."""
+    @intrinsic
+    def lu_trans(typingctx, w, wo, t, to, f, fo):
+        _check(w, wo, t, to, f, fo)
+
+        def codegen(context, builder, signature, args):
+            W, T, F = (_base(context, builder, signature, args, k) for k in (0, 2, 4))
+            rows = []
+            for c in range(sc):                             # the rows of Tᵀ, gathered
+                row = []
+                for o, vt in _row_chunks(si):
+                    v = ir.Constant(vt, ir.Undefined)
+                    for q in range(vt.count):
+                        v = builder.insert_element(v, _scalar(builder, T, (o + q) * sc + c),
+                                                   ir.Constant(_I32, q))
+                    row.append(v)
+                rows.append(row)
+            one = ir.Constant(_DBL, 1.0)
+            for r in range(sc):                             # Uᵀ (lower, non-unit)
+                for k in range(r):
+                    rows[r] = _sub_exact(builder, rows[r], _scalar(builder, F, k * sc + r),
+                                         rows[k])
+                inv = builder.fdiv(one, _scalar(builder, F, r * sc + r))
+                rows[r] = _scaled(builder, inv, rows[r])
+            for r in range(sc - 1, -1, -1):                 # Lᵀ (unit upper)
+                for k in range(r + 1, sc):
+                    rows[r] = _sub_exact(builder, rows[r], _scalar(builder, F, k * sc + r),
+                                         rows[k])
+            for r in range(sc):
+                _store_row_w(builder, W, r, si, rows[r])
+            return context.get_dummy_value()
+        return types.void(w, wo, t, to, f, fo), codegen
+    return lu_trans
+
+
+#: ``lu_trans_6_5(w, wo, t, to, f, fo)``: the two sweeps of ``W = D_c⁻ᵀ Tᵀ`` for the 6×5 block
+#: ``T`` at ``t[to]`` (read, gathered transposed into registers) and the LU factor of the 5×5
+#: child pivot at ``f[fo]``, into the 5×6 ``W`` at ``w[wo]``; the caller then undoes the row
+#: interchanges on ``W`` (``L = T D_c⁻¹ = Wᵀ`` up to them). The explicit-L half of an LDU pair
+#: step (patterns with fill, LDLᵀ with an LU pivot). Scalar form: the transposing copy and
+#: the two sweeps of ``blocks._lu_solve_trans_left`` in ``factor_kernels._scale_pair_py``,
+#: whose result this is bit for bit.
+lu_trans_6_5 = _lu_trans(6, 5)
+#: :func:`lu_trans_6_5` for a 5×6 ``T`` and a 6×6 child pivot; ``_6_3``, ``_3_6`` and ``_6_6``
+#: likewise.
+lu_trans_5_6 = _lu_trans(5, 6)
+lu_trans_6_3 = _lu_trans(6, 3)
+lu_trans_3_6 = _lu_trans(3, 6)
+lu_trans_6_6 = _lu_trans(6, 6)
 
 
 

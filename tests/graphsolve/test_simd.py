@@ -17,6 +17,7 @@ from graphsolve.kernels.blocks import (
     _ldl_inplace,
     _ldl_solve_left,
     _lu_solve_left,
+    _lu_solve_trans_left,
     _sub_matmul,
     _swap_rows,
 )
@@ -32,6 +33,11 @@ from graphsolve.kernels.simd import (
     lu_pivot_3,
     lu_pivot_5,
     lu_pivot_6,
+    lu_trans_3_6,
+    lu_trans_5_6,
+    lu_trans_6_3,
+    lu_trans_6_5,
+    lu_trans_6_6,
     matvec6_sub,
     matvec6t_sub,
     mm6_sub,
@@ -387,3 +393,58 @@ def test_lu_pivot_takes_any_integer_pivot_array_and_refuses_others():
         assert _pivot(a, 0, np.zeros(36), 0, piv, 0, 1e-12, 6)
     with pytest.raises(TypingError, match="integer pivot array"):
         _pivot(a, 0, np.zeros(36), 0, np.zeros(6), 0, 1e-12, 6)
+
+
+@njit(cache=False)
+def _lu_trans(w, wo, t, to, f, fo, piv, si, sc):
+    if si == 6 and sc == 6:
+        lu_trans_6_6(w, wo, t, to, f, fo)
+    elif si == 6 and sc == 5:
+        lu_trans_6_5(w, wo, t, to, f, fo)
+    elif si == 5:
+        lu_trans_5_6(w, wo, t, to, f, fo)
+    elif si == 6:
+        lu_trans_6_3(w, wo, t, to, f, fo)
+    else:
+        lu_trans_3_6(w, wo, t, to, f, fo)
+    for k in range(sc - 1, -1, -1):
+        _swap_rows(w[wo:wo + sc * si], k, piv[k], si)
+
+
+@njit(cache=False)
+def _scalar_lu_trans(w, t, f, piv, si, sc):
+    for r in range(si):
+        for c in range(sc):
+            w[c * si + r] = t[r * sc + c]
+    _lu_solve_trans_left(f, piv, sc, w, si)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1),
+       sizes=st.sampled_from([(6, 6), (6, 5), (5, 6), (6, 3), (3, 6)]),
+       offsets=st.tuples(*[st.integers(0, 9)] * 3))
+def test_lu_trans_scales_the_lower_block_like_the_scalar_loops(seed, sizes, offsets):
+    """W = D_c⁻ᵀ Tᵀ, i.e. L = T D_c⁻¹ = Wᵀ (the explicit lower block of an LDU pair step),
+    with an LU child pivot that swaps rows: against NumPy, bit for bit the scalar loops'
+    result, T read only and nothing written outside W."""
+    si, sc = sizes
+    rng = np.random.default_rng(seed)
+    wo, to, fo = offsets
+    dc = rng.standard_normal((sc, sc)) + 0.1 * np.eye(sc)
+    f, piv = _lu(dc)
+    T = rng.standard_normal((si, sc))
+    t = np.concatenate([rng.standard_normal(to), T.ravel()])
+    t0 = t.copy()
+    w = rng.standard_normal(wo + sc * si + 3)
+    w0 = w.copy()
+    fb = np.concatenate([rng.standard_normal(fo), f])
+    _lu_trans(w, wo, t, to, fb, fo, piv, si, sc)
+    L = w[wo:wo + sc * si].reshape(sc, si).T
+    scale = max(1.0, np.abs(T).max()) * np.linalg.cond(dc)
+    np.testing.assert_allclose(L, T @ np.linalg.inv(dc), rtol=0, atol=1e-13 * scale)
+    want = np.zeros(sc * si)
+    _scalar_lu_trans(want, T.ravel().copy(), f, piv, si, sc)
+    np.testing.assert_array_equal(w[wo:wo + sc * si], want)
+    np.testing.assert_array_equal(t, t0)
+    np.testing.assert_array_equal(w[:wo], w0[:wo])
+    np.testing.assert_array_equal(w[wo + sc * si:], w0[wo + sc * si:])
