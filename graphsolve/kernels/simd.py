@@ -346,6 +346,22 @@ def _store_row_w(builder, base, r, width, row) -> None:
         builder.store(v, _ptr(builder, base, width * r + o, vt), align=8)
 
 
+def _sweep(builder, F, n, rows, forward, trans, scale):
+    """One triangular sweep over ``rows`` (registers) with the ``n×n`` LU factor at ``F``, in
+    order (``forward``) or reverse: ``row_r -= Σ_k a_rk row_k`` over the rows already swept
+    (``a_rk`` read as ``a[k, r]`` when ``trans``), then ``row_r *= 1 / a_rr`` if ``scale``.
+    The arithmetic of ``blocks._sweep_rows6`` and the LU solves' loops, bit for bit."""
+    one = ir.Constant(_DBL, 1.0)
+    for r in (range(n) if forward else range(n - 1, -1, -1)):
+        for k in (range(r) if forward else range(r + 1, n)):
+            a = _scalar(builder, F, k * n + r if trans else r * n + k)
+            rows[r] = _sub_exact(builder, rows[r], a, rows[k])
+        if scale:
+            rows[r] = _scaled(builder, builder.fdiv(one, _scalar(builder, F, r * n + r)),
+                              rows[r])
+    return rows
+
+
 def _lu_pair(si: int, sc: int):
     """The intrinsic of one implicit-LDU pair step for an ``si×si`` pivot ``D_i`` and an
     ``sc×sc`` child pivot ``D_c`` (see :func:`lu_pair_6_5`)."""
@@ -356,17 +372,8 @@ def _lu_pair(si: int, sc: int):
         def codegen(context, builder, signature, args):
             S, D, T, F = (_base(context, builder, signature, args, k) for k in (0, 2, 4, 6))
             rows = [_load_row_w(builder, S, r, si) for r in range(sc)]
-            for r in range(sc):                             # unit lower
-                for k in range(r):
-                    rows[r] = _sub_exact(builder, rows[r], _scalar(builder, F, r * sc + k),
-                                          rows[k])
-            one = ir.Constant(_DBL, 1.0)
-            for r in range(sc - 1, -1, -1):                 # upper, then 1 / u_rr
-                for k in range(r + 1, sc):
-                    rows[r] = _sub_exact(builder, rows[r], _scalar(builder, F, r * sc + k),
-                                          rows[k])
-                inv = builder.fdiv(one, _scalar(builder, F, r * sc + r))
-                rows[r] = _scaled(builder, inv, rows[r])
+            rows = _sweep(builder, F, sc, rows, True, False, False)    # unit lower
+            rows = _sweep(builder, F, sc, rows, False, False, True)    # upper, 1 / u_rr
             for r in range(sc):                             # U = D_c⁻¹ S
                 _store_row_w(builder, S, r, si, rows[r])
             for i in range(si):                             # D_i -= T U
@@ -420,17 +427,8 @@ def _lu_trans(si: int, sc: int):
                                                    ir.Constant(_I32, q))
                     row.append(v)
                 rows.append(row)
-            one = ir.Constant(_DBL, 1.0)
-            for r in range(sc):                             # Uᵀ (lower, non-unit)
-                for k in range(r):
-                    rows[r] = _sub_exact(builder, rows[r], _scalar(builder, F, k * sc + r),
-                                         rows[k])
-                inv = builder.fdiv(one, _scalar(builder, F, r * sc + r))
-                rows[r] = _scaled(builder, inv, rows[r])
-            for r in range(sc - 1, -1, -1):                 # Lᵀ (unit upper)
-                for k in range(r + 1, sc):
-                    rows[r] = _sub_exact(builder, rows[r], _scalar(builder, F, k * sc + r),
-                                         rows[k])
+            rows = _sweep(builder, F, sc, rows, True, True, True)      # Uᵀ (lower)
+            rows = _sweep(builder, F, sc, rows, False, True, False)    # Lᵀ (unit upper)
             for r in range(sc):
                 _store_row_w(builder, W, r, si, rows[r])
             return context.get_dummy_value()
@@ -452,7 +450,6 @@ lu_trans_5_6 = _lu_trans(5, 6)
 lu_trans_6_3 = _lu_trans(6, 3)
 lu_trans_3_6 = _lu_trans(3, 6)
 lu_trans_6_6 = _lu_trans(6, 6)
-
 
 
 def _lu_pivot(n: int):
