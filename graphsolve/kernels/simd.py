@@ -440,9 +440,10 @@ def _lu_trans(si: int, sc: int):
 #: ``T`` at ``t[to]`` (read, gathered transposed into registers) and the LU factor of the 5×5
 #: child pivot at ``f[fo]``, into the 5×6 ``W`` at ``w[wo]``; the caller then undoes the row
 #: interchanges on ``W`` (``L = T D_c⁻¹ = Wᵀ`` up to them). The explicit-L half of an LDU pair
-#: step (patterns with fill, LDLᵀ with an LU pivot). Scalar form: the transposing copy and
-#: the two sweeps of ``blocks._lu_solve_trans_left`` in ``factor_kernels._scale_pair_py``,
-#: whose result this is bit for bit.
+#: step (every LDU :class:`~graphsolve.Factorization`, and the fused handles of patterns with
+#: fill; an implicit-L handle skips it) and of LDLᵀ with an LU child pivot. Scalar form: the
+#: transposing copy and the two sweeps of ``blocks._lu_solve_trans_left`` in
+#: ``factor_kernels._scale_pair_py``, whose result this is bit for bit.
 lu_trans_6_5 = _lu_trans(6, 5)
 #: :func:`lu_trans_6_5` for a 5×6 ``T`` and a 6×6 child pivot; ``_6_3``, ``_3_6`` and ``_6_6``
 #: likewise.
