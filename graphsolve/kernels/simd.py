@@ -77,15 +77,27 @@ def _ptr(builder, base, k, vt):
     return builder.bitcast(p, vt.as_pointer()) if vt is not None else p
 
 
-def _load_row(builder, base, r):
-    """Row ``r`` of a 6×6 block: a ``<4 x double>`` and a ``<2 x double>``."""
-    return [builder.load(_ptr(builder, base, 6 * r, _V4), align=8),
-            builder.load(_ptr(builder, base, 6 * r + 4, _V2), align=8)]
+def _row_chunks(width: int) -> list:
+    """``(offset, vector type)`` pieces of a row of ``width`` doubles (six: ``<4>`` + ``<2>``,
+    five: ``<4>`` + ``<1>``, three: ``<2>`` + ``<1>``)."""
+    chunks, o = [], 0
+    while o < width:
+        n = 4 if width - o >= 4 else (2 if width - o >= 2 else 1)
+        chunks.append((o, ir.VectorType(_DBL, n)))
+        o += n
+    return chunks
 
 
-def _store_row(builder, base, r, row) -> None:
-    builder.store(row[0], _ptr(builder, base, 6 * r, _V4), align=8)
-    builder.store(row[1], _ptr(builder, base, 6 * r + 4, _V2), align=8)
+def _load_row(builder, base, r, width=6):
+    """Row ``r`` of a block of ``width`` columns, as the vectors of :func:`_row_chunks` (a 6×6
+    block's: a ``<4 x double>`` and a ``<2 x double>``)."""
+    return [builder.load(_ptr(builder, base, width * r + o, vt), align=8)
+            for o, vt in _row_chunks(width)]
+
+
+def _store_row(builder, base, r, row, width=6) -> None:
+    for (o, vt), v in zip(_row_chunks(width), row, strict=True):
+        builder.store(v, _ptr(builder, base, width * r + o, vt), align=8)
 
 
 def _scalar(builder, base, k):
@@ -137,18 +149,19 @@ def _ldl_sweeps(builder, F, rows):
     return rows
 
 
-def _load_transposed(builder, B):
-    """The six rows of ``Bᵀ`` (the columns of the 6×6 block ``B``), gathered into registers."""
+def _load_transposed(builder, B, m=6, n=6):
+    """The ``n`` rows of ``Bᵀ`` (the columns of the ``m×n`` block ``B``, 6×6 by default),
+    gathered into registers as rows of width ``m``."""
     rows = []
-    for c in range(6):
-        v4 = ir.Constant(_V4, ir.Undefined)
-        for r in range(4):
-            v4 = builder.insert_element(v4, _scalar(builder, B, 6 * r + c), ir.Constant(_I32, r))
-        v2 = ir.Constant(_V2, ir.Undefined)
-        for r in range(2):
-            v2 = builder.insert_element(v2, _scalar(builder, B, 6 * (4 + r) + c),
-                                        ir.Constant(_I32, r))
-        rows.append([v4, v2])
+    for c in range(n):
+        row = []
+        for o, vt in _row_chunks(m):
+            v = ir.Constant(vt, ir.Undefined)
+            for q in range(vt.count):
+                v = builder.insert_element(v, _scalar(builder, B, (o + q) * n + c),
+                                           ir.Constant(_I32, q))
+            row.append(v)
+        rows.append(row)
     return rows
 
 
@@ -325,27 +338,6 @@ def matvec6t_sub(typingctx, y, yo, m, mo, z, zo):
     return types.void(y, yo, m, mo, z, zo), codegen
 
 
-def _row_chunks(width: int) -> list:
-    """``(offset, vector type)`` pieces of a row of ``width`` doubles (five: ``<4>`` + ``<1>``,
-    six: ``<4>`` + ``<2>``)."""
-    chunks, o = [], 0
-    while o < width:
-        n = 4 if width - o >= 4 else (2 if width - o >= 2 else 1)
-        chunks.append((o, ir.VectorType(_DBL, n)))
-        o += n
-    return chunks
-
-
-def _load_row_w(builder, base, r, width):
-    return [builder.load(_ptr(builder, base, width * r + o, vt), align=8)
-            for o, vt in _row_chunks(width)]
-
-
-def _store_row_w(builder, base, r, width, row) -> None:
-    for (o, vt), v in zip(_row_chunks(width), row, strict=True):
-        builder.store(v, _ptr(builder, base, width * r + o, vt), align=8)
-
-
 def _sweep(builder, F, n, rows, forward, trans, scale):
     """One triangular sweep over ``rows`` (registers) with the ``n×n`` LU factor at ``F``, in
     order (``forward``) or reverse: ``row_r -= Σ_k a_rk row_k`` over the rows already swept
@@ -371,16 +363,16 @@ def _lu_pair(si: int, sc: int):
 
         def codegen(context, builder, signature, args):
             S, D, T, F = (_base(context, builder, signature, args, k) for k in (0, 2, 4, 6))
-            rows = [_load_row_w(builder, S, r, si) for r in range(sc)]
+            rows = [_load_row(builder, S, r, si) for r in range(sc)]
             rows = _sweep(builder, F, sc, rows, True, False, False)    # unit lower
             rows = _sweep(builder, F, sc, rows, False, False, True)    # upper, 1 / u_rr
             for r in range(sc):                             # U = D_c⁻¹ S
-                _store_row_w(builder, S, r, si, rows[r])
+                _store_row(builder, S, r, rows[r], si)
             for i in range(si):                             # D_i -= T U
-                acc = _load_row_w(builder, D, i, si)
+                acc = _load_row(builder, D, i, si)
                 for k in range(sc):
                     acc = _sub_exact(builder, acc, _scalar(builder, T, i * sc + k), rows[k])
-                _store_row_w(builder, D, i, si, acc)
+                _store_row(builder, D, i, acc, si)
             return context.get_dummy_value()
         return types.void(s, so, d, do, t, to, f, fo), codegen
     return lu_pair
@@ -417,20 +409,11 @@ def _lu_trans(si: int, sc: int):
 
         def codegen(context, builder, signature, args):
             W, T, F = (_base(context, builder, signature, args, k) for k in (0, 2, 4))
-            rows = []
-            for c in range(sc):                             # the rows of Tᵀ, gathered
-                row = []
-                for o, vt in _row_chunks(si):
-                    v = ir.Constant(vt, ir.Undefined)
-                    for q in range(vt.count):
-                        v = builder.insert_element(v, _scalar(builder, T, (o + q) * sc + c),
-                                                   ir.Constant(_I32, q))
-                    row.append(v)
-                rows.append(row)
+            rows = _load_transposed(builder, T, si, sc)        # the rows of Tᵀ
             rows = _sweep(builder, F, sc, rows, True, True, True)      # Uᵀ (lower)
             rows = _sweep(builder, F, sc, rows, False, True, False)    # Lᵀ (unit upper)
             for r in range(sc):
-                _store_row_w(builder, W, r, si, rows[r])
+                _store_row(builder, W, r, rows[r], si)
             return context.get_dummy_value()
         return types.void(w, wo, t, to, f, fo), codegen
     return lu_trans
@@ -471,7 +454,7 @@ def _lu_pivot(n: int):
             ity = context.get_value_type(signature.args[4].dtype)
             tol = context.cast(builder, args[6], signature.args[6], types.float64)
             zero, inf = ir.Constant(_DBL, 0.0), ir.Constant(_DBL, float("inf"))
-            rows = [_load_row_w(builder, D, r, n) for r in range(n)]
+            rows = [_load_row(builder, D, r, n) for r in range(n)]
             fabs = {str(vt): cgutils.get_or_insert_function(
                 builder.module, ir.FunctionType(vt, [vt]), f"llvm.fabs.v{vt.count}f64")
                 for _, vt in _row_chunks(n)}
@@ -540,7 +523,7 @@ def _lu_pivot(n: int):
                     fk = builder.fdiv(element(rows[r], k), ukk)
                     rows[r] = insert(_sub_exact(builder, rows[r], fk, masked), k, fk)
             for r in range(n):
-                _store_row_w(builder, F, r, n, rows[r])
+                _store_row(builder, F, r, rows[r], n)
             umin = builder.select(finite, umin, zero)
             limit = builder.fmul(builder.fmul(tol, ir.Constant(_DBL, float(n))), scale)
             return builder.fcmp_ordered(">", umin, limit)
