@@ -12,7 +12,8 @@ timed three ways in this process:
   both from the same state; ``newton_iterations`` is the mean per step;
 * ``minimal_step_us``: :func:`dynamics.minimal.integrators.step` with
   ``"semi_implicit_euler"`` (ABA, joint dampers, ``q ⊕ Δt v'``), ``backend="auto"`` (the
-  compiled kernels for revolute / prismatic trees, ``minimal_backend`` says which);
+  compiled kernels: ``tree_kernels`` for revolute / prismatic trees, ``multi_dof_kernels``
+  with floating, spherical or planar joints; ``minimal_backend`` says which);
 * ``pinocchio_step_us``: the same semi-implicit Euler step written in Python around
   ``pin.aba`` and ``pin.integrate`` with ``τ = -d v``.
 
@@ -130,8 +131,8 @@ def _minimal_timer(spec, dt, number):
 
 
 def _compiled_supported(model) -> bool:
-    from dynamics.minimal import tree_kernels
-    return tree_kernels.supports(model)
+    from dynamics.minimal import multi_dof_kernels, tree_kernels
+    return tree_kernels.supports(model) or multi_dof_kernels.supports(model)
 
 
 def _pinocchio_timer(path: Path, floating: bool, spec, model, dt, number):

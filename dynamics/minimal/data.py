@@ -66,5 +66,7 @@ class Data:
         self.S = [jm.S if jm.constant_subspace else np.zeros((6, jm.nv)) for jm in model.joints]
         #: ``(0; -g)``: the world's spatial acceleration that stands in for gravity.
         self.a_gravity = np.concatenate([np.zeros(3), -model.gravity])
-        # work arrays of the compiled kernels (:mod:`.tree_kernels`), allocated on first use
+        # work arrays of the compiled kernels (:mod:`.tree_kernels`,
+        # :mod:`.multi_dof_kernels`), allocated on first use
         self._compiled_work = None
+        self._multi_dof_work = None

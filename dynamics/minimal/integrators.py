@@ -73,17 +73,28 @@ def tangent_rate(model: Model, delta: np.ndarray, v: np.ndarray) -> np.ndarray:
     return out
 
 
-def _forward_dynamics(model: Model, backend: str):
-    """``aba`` of the chosen backend (``"auto"``: compiled for revolute / prismatic trees)."""
+def _compiled_kernels(model: Model, backend: str):
+    """``(aba, integrate)`` of the chosen backend: the NumPy reference, or compiled
+    (:mod:`.tree_kernels` for revolute / prismatic trees, :mod:`.multi_dof_kernels` for trees
+    with spherical, floating or planar joints too); ``"auto"`` takes the compiled ones when
+    the model allows them, ``"compiled"`` raises ValueError naming the joint otherwise."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if backend == "reference":
-        return aba
-    from . import tree_kernels  # numba is imported on first use
-    if backend == "auto" and not tree_kernels.supports(model):
-        return aba
-    tree_kernels.flat_model(model)          # raises for unsupported joints
-    return tree_kernels.aba
+        return aba, integrate
+    from . import multi_dof_kernels, tree_kernels  # numba is imported on first use
+    # the flat arrays cached on the model say which kernels took it before (no joint loop)
+    if model._flat_model is not None:
+        return tree_kernels.aba, integrate
+    if model._multi_dof_model is not None:
+        return multi_dof_kernels.aba, multi_dof_kernels.integrate
+    if tree_kernels.supports(model):
+        tree_kernels.flat_model(model)
+        return tree_kernels.aba, integrate
+    if backend == "auto" and not multi_dof_kernels.supports(model):
+        return aba, integrate
+    multi_dof_kernels.multi_dof_model(model)    # raises for unsupported joints
+    return multi_dof_kernels.aba, multi_dof_kernels.integrate
 
 
 def _acceleration(model, data, t, q, v, controller, forward=aba):
@@ -97,8 +108,9 @@ def step(model: Model, data: Data, q, v, dt: float, method: str = "rk4", *, t: f
          controller: Controller | None = None,
          backend: str = "reference") -> tuple[np.ndarray, np.ndarray]:
     """One explicit step ``(q_k, v_k) -> (q_{k+1}, v_{k+1})`` of ``method`` in
-    :data:`EXPLICIT_METHODS`; ``backend`` picks the ABA (``"reference"``, ``"compiled"`` for
-    revolute / prismatic trees, or ``"auto"``).
+    :data:`EXPLICIT_METHODS`; ``backend`` picks the ABA and ``⊕`` (``"reference"``,
+    ``"compiled"``: :mod:`.tree_kernels` for revolute / prismatic trees,
+    :mod:`.multi_dof_kernels` with spherical, floating and planar joints too, or ``"auto"``).
 
     Raises
     ------
@@ -117,24 +129,24 @@ def step(model: Model, data: Data, q, v, dt: float, method: str = "rk4", *, t: f
         raise ValueError(f"method must be one of {EXPLICIT_METHODS}, got {method!r}")
     q = check_configuration(model, q)
     v = as_vector(v, model.nv, "v", "model.nv")
-    fd = _forward_dynamics(model, backend)
+    fd, plus = _compiled_kernels(model, backend)
     if method == "euler":
         a = _acceleration(model, data, t, q, v, controller, fd)
-        return integrate(model, q, dt * v), v + dt * a
+        return plus(model, q, dt * v), v + dt * a
     if method == "semi_implicit_euler":
         v1 = v + dt * _acceleration(model, data, t, q, v, controller, fd)
-        return integrate(model, q, dt * v1), v1
+        return plus(model, q, dt * v1), v1
     # Runge-Kutta-Munthe-Kaas 4 in the tangent space at q
     zero = np.zeros(model.nv)
     kd, kv = [], []
     for c, prev in ((0.0, None), (0.5, 1), (0.5, 2), (1.0, 3)):
         delta = zero if prev is None else c * dt * kd[-1]
         vs = v if prev is None else v + c * dt * kv[-1]
-        qs = q if prev is None else integrate(model, q, delta)
+        qs = q if prev is None else plus(model, q, delta)
         kd.append(vs if prev is None else tangent_rate(model, delta, vs))
         kv.append(_acceleration(model, data, t + c * dt, qs, vs, controller, fd))
     delta = dt / 6.0 * (kd[0] + 2.0 * kd[1] + 2.0 * kd[2] + kd[3])
-    return integrate(model, q, delta), v + dt / 6.0 * (kv[0] + 2.0 * kv[1] + 2.0 * kv[2] + kv[3])
+    return plus(model, q, delta), v + dt / 6.0 * (kv[0] + 2.0 * kv[1] + 2.0 * kv[2] + kv[3])
 
 
 def simulate(model: Model, q0, v0, dt: float, steps: int, method: str = "rk4",
@@ -154,8 +166,10 @@ def simulate(model: Model, q0, v0, dt: float, steps: int, method: str = "rk4",
     controller : callable ``(t, q, v) -> tau`` (nv,), optional
         Joint forces added to the springs and dampers.
     backend : {"reference", "compiled", "auto"}
-        NumPy or numba kernels (:mod:`.tree_kernels`: revolute / prismatic trees; for the
-        variational methods also no controller); ``"auto"`` uses them when possible.
+        NumPy or numba kernels (explicit methods: :mod:`.tree_kernels` for revolute /
+        prismatic trees, :mod:`.multi_dof_kernels` with spherical, floating and planar joints
+        too; variational methods: :mod:`.tree_kernels`, revolute / prismatic trees and no
+        controller); ``"auto"`` uses them when possible.
     **options
         For the variational methods: ``initial_guess``, ``tol``, ``max_iter``
         (:func:`dynamics.minimal.variational.simulate_variational`).

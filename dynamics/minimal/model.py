@@ -248,10 +248,12 @@ class Model:
              for f in spec.frames]).reshape(-1, 4, 4))
         # Derived data computed on first use by the module that owns it (the model itself never
         # changes): the spec's joint springs and dampers as vectors (:mod:`.forces`), the flat
-        # arrays of the compiled kernels (:mod:`.tree_kernels`), the ancestor table of the
-        # Galerkin integrators (:mod:`.galerkin`) and the tree tables of the SVI (:mod:`.svi`).
+        # arrays of the compiled kernels (:mod:`.tree_kernels`, :mod:`.multi_dof_kernels`), the
+        # ancestor table of the Galerkin integrators (:mod:`.galerkin`) and the tree tables of
+        # the SVI (:mod:`.svi`).
         self._joint_springs = None
         self._flat_model = None
+        self._multi_dof_model = None
         self._galerkin_ancestors = None
         self._svi_tree = None
         if any(b.allow_singular and b.singular for b in spec.bodies):

@@ -1,0 +1,449 @@
+"""numba forward dynamics (ABA) and configuration update for trees of every built-in joint
+type: revolute, prismatic, spherical, floating and planar, several degrees of freedom per joint.
+
+:mod:`.tree_kernels` covers trees of one-degree-of-freedom joints (and the variational loops
+on them); floating-base robots (quadrupeds, humanoids), ball-jointed chains and planar bases
+need a joint's motion subspace ``S`` as a ``6 × nv_j`` matrix and its configuration on a
+manifold (quaternions, SE(3), SE(2)). This module runs :func:`dynamics.minimal.aba` and
+:func:`dynamics.minimal.integrate` for them, with the same equations as the NumPy reference
+(Featherstone 2008 Table 7.1 in the twist order ``(w; v)``; ``D_j = S_jᵀ U_j`` inverted per
+joint, at most 6×6), so that :func:`dynamics.minimal.integrators.step` makes no Python call
+per joint. Rotations must be quaternions (the default ``Model(rotation="quaternion")``);
+:func:`supports` says whether a model qualifies.
+
+The model is flattened once (:func:`multi_dof_model`, cached on the model): per joint its
+parent, type code (:data:`JOINT_CODES`), offsets in ``q`` and ``v``, axis, plane directions
+(planar), placement ``(R_P, p_P)``, ``S`` (6×6, the first ``nv_j`` columns used) and spatial
+inertia. The work arrays live on the :class:`~dynamics.minimal.data.Data` (made on first use).
+
+References
+----------
+R. Featherstone, *Rigid Body Dynamics Algorithms*, 2008, Table 7.1 (ABA with multi-DOF
+joints: ``U = IA S``, ``D = Sᵀ U``, ``u = τ - Sᵀ pA``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .configuration import as_vector
+from .data import Data
+from .model import Model
+from .tree_kernels import _congruence_add, _cross_force, _cross_motion, _X_apply, _X_matrix, _XT_add
+
+__all__ = ["JOINT_CODES", "MultiDofModel", "multi_dof_model", "supports", "require_supported",
+           "aba", "integrate"]
+
+#: Type code of each joint type in :class:`MultiDofModel` ``jtype``.
+JOINT_CODES = {"revolute": 0, "prismatic": 1, "spherical": 2, "floating": 3, "planar": 4}
+
+
+@dataclass(frozen=True)
+class MultiDofModel:
+    """Flat arrays of a tree of built-in joints (module docstring); ``n`` joints."""
+
+    parent: np.ndarray       # (n,) parent joint, -1 for the world
+    jtype: np.ndarray        # (n,) JOINT_CODES
+    iq: np.ndarray           # (n,) offset of the joint in q
+    iv: np.ndarray           # (n,) offset in v
+    nvj: np.ndarray          # (n,) degrees of freedom
+    axis: np.ndarray         # (n, 3)
+    plane: np.ndarray        # (n, 3, 2) planar joints' plane directions (u1, u2)
+    PR: np.ndarray           # (n, 3, 3) placement rotation
+    Pp: np.ndarray           # (n, 3) placement translation
+    S: np.ndarray            # (n, 6, 6) motion subspace, first nvj columns
+    inertia: np.ndarray      # (n, 6, 6) spatial inertias
+
+
+def _unsupported(model: Model) -> str | None:
+    """Why ``model`` has no compiled kernels here, or ``None``."""
+    for jm in model.joints:
+        if jm.type not in JOINT_CODES or not jm.constant_subspace:
+            return f"joint {jm.name!r} is a {type(jm).__name__} ({jm.type or 'general'})"
+        if jm.type in ("spherical", "floating") and getattr(jm, "nr", 4) != 4:
+            return (f"joint {jm.name!r} uses rotation vectors (Model(rotation="
+                    f"{model.rotation!r})); the compiled kernels take quaternions")
+    return None
+
+
+def supports(model: Model) -> bool:
+    """Whether every joint of ``model`` is a built-in joint type with quaternion rotations."""
+    return _unsupported(model) is None
+
+
+def require_supported(model: Model, what: str) -> None:
+    """Raise ValueError naming the first joint the compiled kernels cannot take (``what``: who
+    needs them, for the message)."""
+    why = _unsupported(model)
+    if why is not None:
+        raise ValueError(f"{what} support revolute, prismatic, spherical, floating and planar "
+                         f"joints with quaternion rotations; {why}")
+
+
+def multi_dof_model(model: Model) -> MultiDofModel:
+    """The model's :class:`MultiDofModel` (built once, cached on the model).
+
+    Raises
+    ------
+    ValueError
+        A joint the kernels cannot take (naming it).
+    """
+    cached = model._multi_dof_model
+    if cached is not None:
+        return cached
+    require_supported(model, "the compiled multi-DOF kernels")
+    n = model.njoints
+    S = np.zeros((n, 6, 6))
+    plane = np.zeros((n, 3, 2))
+    for jm in model.joints:
+        S[jm.index, :, :jm.nv] = jm.S
+        if jm.type == "planar":
+            plane[jm.index] = jm.plane
+    P = np.array([jm.placement for jm in model.joints]).reshape(-1, 4, 4)
+    flat = MultiDofModel(
+        parent=np.array(model.parents, dtype=np.int64),
+        jtype=np.array([JOINT_CODES[jm.type] for jm in model.joints], dtype=np.int64),
+        iq=np.array([jm.idx_q for jm in model.joints], dtype=np.int64),
+        iv=np.array([jm.idx_v for jm in model.joints], dtype=np.int64),
+        nvj=np.array([jm.nv for jm in model.joints], dtype=np.int64),
+        axis=np.array([jm.axis for jm in model.joints], dtype=float).reshape(-1, 3),
+        plane=plane, PR=np.ascontiguousarray(P[:, :3, :3]),
+        Pp=np.ascontiguousarray(P[:, :3, 3]), S=S,
+        inertia=np.ascontiguousarray(model.inertias, dtype=float))
+    model._multi_dof_model = flat
+    return flat
+
+
+# -- joint kinematics --------------------------------------------------------------------------
+@njit(cache=True)
+def _axis_rotation(axis, s, c, out):
+    """``out = I + s K + (1 - c) K²`` with ``K = [axis]×`` (rotation about a unit axis)."""
+    x, y, z = axis[0], axis[1], axis[2]
+    C = 1.0 - c
+    out[0, 0], out[0, 1], out[0, 2] = c + x * x * C, x * y * C - z * s, x * z * C + y * s
+    out[1, 0], out[1, 1], out[1, 2] = y * x * C + z * s, c + y * y * C, y * z * C - x * s
+    out[2, 0], out[2, 1], out[2, 2] = z * x * C - y * s, z * y * C + x * s, c + z * z * C
+
+
+@njit(cache=True)
+def _quaternion_rotation(q, o, out):
+    """Rotation matrix of the unit quaternion ``q[o:o+4] = (w, x, y, z)``
+    (:func:`.spatial.rotation_from_quaternion`)."""
+    w, x, y, z = q[o], q[o + 1], q[o + 2], q[o + 3]
+    out[0, 0] = 1.0 - 2.0 * (y * y + z * z)
+    out[0, 1] = 2.0 * (x * y - w * z)
+    out[0, 2] = 2.0 * (x * z + w * y)
+    out[1, 0] = 2.0 * (x * y + w * z)
+    out[1, 1] = 1.0 - 2.0 * (x * x + z * z)
+    out[1, 2] = 2.0 * (y * z - w * x)
+    out[2, 0] = 2.0 * (x * z - w * y)
+    out[2, 1] = 2.0 * (y * z + w * x)
+    out[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+
+
+@njit(cache=True)
+def _placements(jtype, iq, axis, plane, PR, Pp, q, Rj, R, p):
+    """``T_{λ(i),i}(q_i) = P_i T_j(q_i)`` of every joint as ``(R[i], p[i])``; ``T_j`` is the
+    joint's :meth:`~.joints.JointModel.transform` (``Rj``: 3×3 scratch)."""
+    for i in range(jtype.shape[0]):
+        t, o = jtype[i], iq[i]
+        pj0 = pj1 = pj2 = 0.0
+        if t == 0:
+            _axis_rotation(axis[i], math.sin(q[o]), math.cos(q[o]), Rj)
+        elif t == 1:
+            _axis_rotation(axis[i], 0.0, 1.0, Rj)
+            pj0, pj1, pj2 = q[o] * axis[i, 0], q[o] * axis[i, 1], q[o] * axis[i, 2]
+        elif t == 2:
+            _quaternion_rotation(q, o, Rj)
+        elif t == 3:
+            _quaternion_rotation(q, o + 3, Rj)
+            pj0, pj1, pj2 = q[o], q[o + 1], q[o + 2]
+        else:
+            _axis_rotation(axis[i], math.sin(q[o + 2]), math.cos(q[o + 2]), Rj)
+            W = plane[i]
+            pj0 = W[0, 0] * q[o] + W[0, 1] * q[o + 1]
+            pj1 = W[1, 0] * q[o] + W[1, 1] * q[o + 1]
+            pj2 = W[2, 0] * q[o] + W[2, 1] * q[o + 1]
+        for a in range(3):
+            P0, P1, P2 = PR[i, a, 0], PR[i, a, 1], PR[i, a, 2]
+            for b in range(3):
+                R[i, a, b] = P0 * Rj[0, b] + P1 * Rj[1, b] + P2 * Rj[2, b]
+            p[i, a] = Pp[i, a] + P0 * pj0 + P1 * pj1 + P2 * pj2
+
+
+# -- ABA ---------------------------------------------------------------------------------------
+@njit(cache=True)
+def _invert_spd(D, d, out, work):
+    """``out[:d, :d] = D[:d, :d]⁻¹`` by Gauss-Jordan elimination without pivoting (``D``
+    symmetric positive definite: ``Sᵀ IA S``); ``work``: d×2d scratch. Returns False for a
+    non-positive pivot (a joint whose articulated inertia is singular)."""
+    for r in range(d):
+        for c in range(d):
+            work[r, c] = D[r, c]
+            work[r, d + c] = 1.0 if r == c else 0.0
+    for k in range(d):
+        piv = work[k, k]
+        if not piv > 0.0:
+            return False
+        inv = 1.0 / piv
+        for c in range(2 * d):
+            work[k, c] *= inv
+        for r in range(d):
+            if r != k:
+                f = work[r, k]
+                if f != 0.0:
+                    for c in range(2 * d):
+                        work[r, c] -= f * work[k, c]
+    for r in range(d):
+        for c in range(d):
+            out[r, c] = work[r, d + c]
+    return True
+
+
+@njit(cache=True)
+def _aba(parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G, a_world, q, v, tau, R, p, V, c,
+         pa, Ia, Ia_red, U, Dm, Dinv, u, A, X, B, Rj, inv_work, t6, h6, ddq):
+    """Featherstone's ABA (Table 7.1) with multi-DOF joints into ``ddq``; returns the first
+    joint whose ``Sᵀ IA S`` is not positive definite, or -1."""
+    n = parent.shape[0]
+    _placements(jtype, iq, axis, plane, PR, Pp, q, Rj, R, p)
+    for i in range(n):                              # velocities and bias forces, root first
+        k, d, o = parent[i], nvj[i], iv[i]
+        for r in range(6):
+            acc = 0.0
+            for j in range(d):
+                acc += S[i, r, j] * v[o + j]
+            t6[r] = acc                             # S v
+        if k >= 0:
+            _X_apply(R[i], p[i], V[k], V[i])
+            for r in range(6):
+                V[i, r] += t6[r]
+        else:
+            for r in range(6):
+                V[i, r] = t6[r]
+        _cross_motion(V[i], t6, c[i])               # c = ad(V) S v
+        for r in range(6):
+            acc = 0.0
+            for j in range(6):
+                acc += G[i, r, j] * V[i, j]
+                Ia[i, r, j] = G[i, r, j]
+            h6[r] = acc
+        _cross_force(V[i], h6, pa[i])               # pa = -ad(V)ᵀ G V
+    for i in range(n - 1, -1, -1):                  # articulated inertias, leaves first
+        k, d, o = parent[i], nvj[i], iv[i]
+        for r in range(6):
+            for j in range(r + 1, 6):               # keep Ia exactly symmetric (as the reference)
+                m = 0.5 * (Ia[i, r, j] + Ia[i, j, r])
+                Ia[i, r, j] = m
+                Ia[i, j, r] = m
+        for r in range(6):
+            for j in range(d):
+                acc = 0.0
+                for t in range(6):
+                    acc += Ia[i, r, t] * S[i, t, j]
+                U[i, r, j] = acc
+        for a in range(d):
+            for b in range(d):
+                acc = 0.0
+                for t in range(6):
+                    acc += S[i, t, a] * U[i, t, b]
+                Dm[a, b] = acc
+            acc = 0.0
+            for t in range(6):
+                acc += S[i, t, a] * pa[i, t]
+            u[o + a] = tau[o + a] - acc
+        if not _invert_spd(Dm, d, Dinv[i], inv_work):
+            return i
+        if k < 0:
+            continue
+        # UD = U D⁻¹ (6×d) into B's first columns; Ia_red = Ia - UD Uᵀ; pa_i = pa + Ia_red c + UD u
+        for r in range(6):
+            for j in range(d):
+                acc = 0.0
+                for t in range(d):
+                    acc += U[i, r, t] * Dinv[i, t, j]
+                B[r, j] = acc
+        for r in range(6):
+            for j in range(6):
+                acc = 0.0
+                for t in range(d):
+                    acc += B[r, t] * U[i, j, t]
+                Ia_red[r, j] = Ia[i, r, j] - acc
+        for r in range(6):
+            acc = pa[i, r]
+            for j in range(6):
+                acc += Ia_red[r, j] * c[i, j]
+            for t in range(d):
+                acc += B[r, t] * u[o + t]
+            t6[r] = acc
+        _X_matrix(R[i], p[i], X)
+        _congruence_add(X, Ia_red, B, Ia[k])
+        _XT_add(R[i], p[i], t6, pa[k])
+    for i in range(n):                              # accelerations, root first
+        k, d, o = parent[i], nvj[i], iv[i]
+        _X_apply(R[i], p[i], A[k] if k >= 0 else a_world, t6)
+        for r in range(6):
+            t6[r] += c[i, r]
+        for a in range(d):
+            acc = u[o + a]
+            for t in range(6):
+                acc -= U[i, t, a] * t6[t]
+            h6[a] = acc
+        for a in range(d):
+            acc = 0.0
+            for b in range(d):
+                acc += Dinv[i, a, b] * h6[b]
+            ddq[o + a] = acc
+        for r in range(6):
+            acc = t6[r]
+            for j in range(d):
+                acc += S[i, r, j] * ddq[o + j]
+            A[i, r] = acc
+    return -1
+
+
+@dataclass
+class _Work:
+    R: np.ndarray
+    p: np.ndarray
+    Ia_red: np.ndarray
+    U: np.ndarray
+    Dm: np.ndarray
+    Dinv: np.ndarray
+    u: np.ndarray
+    X: np.ndarray
+    B: np.ndarray
+    Rj: np.ndarray
+    inv_work: np.ndarray
+    t6: np.ndarray
+    h6: np.ndarray
+    ddq: np.ndarray
+
+
+def _work(model: Model, data: Data) -> _Work:
+    w = data._multi_dof_work
+    if w is None:
+        n = model.njoints
+        w = data._multi_dof_work = _Work(
+            R=np.zeros((n, 3, 3)), p=np.zeros((n, 3)), Ia_red=np.zeros((6, 6)),
+            U=np.zeros((n, 6, 6)), Dm=np.zeros((6, 6)), Dinv=np.zeros((n, 6, 6)),
+            u=np.zeros(model.nv), X=np.zeros((6, 6)), B=np.zeros((6, 6)), Rj=np.zeros((3, 3)),
+            inv_work=np.zeros((6, 12)), t6=np.zeros(6), h6=np.zeros(6), ddq=np.zeros(model.nv))
+    return w
+
+
+def aba(model: Model, data: Data, q, v, tau) -> np.ndarray:
+    """Compiled :func:`dynamics.minimal.aba` for trees of built-in joints (:func:`supports`);
+    returns ``ddq`` and fills ``data.V``, ``data.A``, ``data.c``, ``data.pa`` and
+    ``data.Ia`` as the reference does.
+
+    Raises
+    ------
+    ValueError
+        Wrong lengths, an unsupported joint (naming it) or a joint whose articulated inertia
+        ``Sᵀ IA S`` is not positive definite (naming it).
+    """
+    fm = multi_dof_model(model)
+    q = as_vector(q, model.nq, "q", "model.nq")
+    v = as_vector(v, model.nv, "v", "model.nv")
+    tau = as_vector(tau, model.nv, "tau", "model.nv")
+    w = _work(model, data)
+    bad = _aba(fm.parent, fm.jtype, fm.iq, fm.iv, fm.nvj, fm.axis, fm.plane, fm.PR, fm.Pp, fm.S,
+               fm.inertia, data.a_gravity, q, v, tau, w.R, w.p, data.V, data.c, data.pa,
+               data.Ia, w.Ia_red, w.U, w.Dm, w.Dinv, w.u, data.A, w.X, w.B, w.Rj, w.inv_work,
+               w.t6, w.h6, w.ddq)
+    if bad >= 0:
+        raise ValueError(f"joint {model.joints[bad].name!r}: its articulated inertia Sᵀ IA S is "
+                         "not positive definite (a massless subtree?)")
+    data.ddq[:] = w.ddq
+    return w.ddq.copy()
+
+
+# -- configuration update ----------------------------------------------------------------------
+@njit(cache=True)
+def _exp_coefficients(theta):
+    """``sinθ/θ, (1-cosθ)/θ², (θ-sinθ)/θ³`` (:func:`.spatial._coefficients`, the same series
+    below θ = 0.1)."""
+    if theta < 0.1:
+        t2 = theta * theta
+        t4, t6 = t2 * t2, t2 * t2 * t2
+        return (1.0 - t2 / 6.0 + t4 / 120.0 - t6 / 5040.0,
+                0.5 - t2 / 24.0 + t4 / 720.0 - t6 / 40320.0,
+                1.0 / 6.0 - t2 / 120.0 + t4 / 5040.0 - t6 / 362880.0)
+    s = math.sin(theta)
+    t2 = theta * theta
+    sh = math.sin(0.5 * theta)
+    return s / theta, 2.0 * sh * sh / t2, (theta - s) / (t2 * theta)
+
+
+@njit(cache=True)
+def _rotate_quaternion(q, o, w0, w1, w2, out):
+    """``out[o:o+4] = normalize(q[o:o+4] ∘ exp(w))`` (:meth:`.joints._RotationJoint._rotate_by`,
+    the rotation-vector quaternion of :func:`dynamics.quaternion.from_rotation_vector`)."""
+    theta = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    half = 0.5 * theta
+    scale = 0.5 - theta * theta / 48.0 if theta < 1e-8 else math.sin(half) / theta
+    e0, e1, e2, e3 = math.cos(half), scale * w0, scale * w1, scale * w2
+    a0, a1, a2, a3 = q[o], q[o + 1], q[o + 2], q[o + 3]
+    r0 = a0 * e0 - a1 * e1 - a2 * e2 - a3 * e3
+    r1 = a0 * e1 + a1 * e0 + a2 * e3 - a3 * e2
+    r2 = a0 * e2 - a1 * e3 + a2 * e0 + a3 * e1
+    r3 = a0 * e3 + a1 * e2 - a2 * e1 + a3 * e0
+    norm = math.sqrt(r0 * r0 + r1 * r1 + r2 * r2 + r3 * r3)
+    out[o], out[o + 1], out[o + 2], out[o + 3] = r0 / norm, r1 / norm, r2 / norm, r3 / norm
+
+
+@njit(cache=True)
+def _integrate(jtype, iq, iv, q, v, out, Rj):
+    """``out = q ⊕ v`` joint by joint (:meth:`~.joints.JointModel.integrate`)."""
+    for i in range(jtype.shape[0]):
+        t, o, s = jtype[i], iq[i], iv[i]
+        if t <= 1:
+            out[o] = q[o] + v[s]
+        elif t == 2:
+            _rotate_quaternion(q, o, v[s], v[s + 1], v[s + 2], out)
+        elif t == 3:
+            # T exp([V]) with the twist V = (w; v_lin): p += R (v + b ŵ v + c ŵ² v)
+            l0, l1, l2 = v[s], v[s + 1], v[s + 2]
+            w0, w1, w2 = v[s + 3], v[s + 4], v[s + 5]
+            _, b, cc = _exp_coefficients(math.sqrt(w0 * w0 + w1 * w1 + w2 * w2))
+            x0, x1, x2 = w1 * l2 - w2 * l1, w2 * l0 - w0 * l2, w0 * l1 - w1 * l0   # ŵ v
+            y0, y1, y2 = w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0   # ŵ² v
+            d0, d1, d2 = l0 + b * x0 + cc * y0, l1 + b * x1 + cc * y1, l2 + b * x2 + cc * y2
+            _quaternion_rotation(q, o + 3, Rj)
+            for a in range(3):
+                out[o + a] = q[o + a] + (Rj[a, 0] * d0 + Rj[a, 1] * d1 + Rj[a, 2] * d2)
+            _rotate_quaternion(q, o + 3, w0, w1, w2, out)
+        else:
+            # SE(2): (x, y) += R(θ) (α v1 - β v2, β v1 + α v2), θ += ω (.joints._se2_v)
+            w = v[s + 2]
+            if abs(w) < 1e-4:
+                w2 = w * w
+                al, be = 1.0 - w2 / 6.0 + w2 * w2 / 120.0, w * (0.5 - w2 / 24.0)
+            else:
+                al, be = math.sin(w) / w, (1.0 - math.cos(w)) / w
+            s0, s1 = al * v[s] - be * v[s + 1], be * v[s] + al * v[s + 1]
+            ct, st = math.cos(q[o + 2]), math.sin(q[o + 2])
+            out[o] = q[o] + (ct * s0 - st * s1)
+            out[o + 1] = q[o + 1] + (st * s0 + ct * s1)
+            out[o + 2] = q[o + 2] + w
+
+
+def integrate(model: Model, q, v) -> np.ndarray:
+    """Compiled :func:`dynamics.minimal.integrate` (``q ⊕ v``) for the models of
+    :func:`supports`; ``q`` is taken as valid (unit quaternions: the caller checks).
+
+    Raises
+    ------
+    ValueError
+        Wrong lengths or an unsupported joint (naming it).
+    """
+    fm = multi_dof_model(model)
+    q = as_vector(q, model.nq, "q", "model.nq")
+    v = as_vector(v, model.nv, "v", "model.nv")
+    out = np.empty(model.nq)
+    _integrate(fm.jtype, fm.iq, fm.iv, q, v, out, np.empty((3, 3)))
+    return out

@@ -1,0 +1,153 @@
+"""The compiled ABA and ``⊕`` of dynamics.minimal.multi_dof_kernels (spherical, floating and
+planar joints) against the NumPy reference, against Pinocchio when present, and through the
+explicit integrators' ``backend`` switch."""
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dynamics import models
+from dynamics.minimal import Model, aba, integrate, multi_dof_kernels, random_configuration
+from dynamics.minimal.integrators import step
+from dynamics.urdf import load_urdf
+from tests.dynamics.minimal_trees import pin_configuration, random_spec, random_tree_urdf, rel_error
+
+CORPUS = Path(__file__).resolve().parent / "urdf_corpus"
+
+
+def _corpus(name: str, floating: bool) -> Model:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Model(load_urdf(CORPUS / f"{name}.urdf", floating_base=floating))
+
+
+def _check(model: Model, seed: int, aba_tol: float = 1e-11) -> None:
+    rng = np.random.default_rng(seed)
+    data, ref_data = model.create_data(), model.create_data()
+    for _ in range(3):
+        q = random_configuration(model, rng)
+        v, tau = rng.normal(size=(2, model.nv))
+        expected = aba(model, ref_data, q, v, tau)
+        assert rel_error(multi_dof_kernels.aba(model, data, q, v, tau), expected) < aba_tol
+        assert rel_error(data.ddq, expected) < aba_tol
+        # the link accelerations too (gravity as the base acceleration, as the reference)
+        assert rel_error(data.A, ref_data.A) < aba_tol
+        dv = rng.normal(size=model.nv)
+        np.testing.assert_allclose(multi_dof_kernels.integrate(model, q, dv),
+                                   integrate(model, q, dv), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_trees_with_ball_joints_and_floating_bases_match_the_reference(seed):
+    model = Model(random_spec(seed, floating_base=seed % 2 == 0, max_links=20))
+    assert multi_dof_kernels.supports(model)
+    _check(model, seed)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_trees_with_planar_and_floating_joints_match_the_reference(seed):
+    xml = random_tree_urdf(seed, max_links=12, kinds=("revolute", "prismatic", "planar",
+                                                       "floating", "fixed"),
+                           p=(0.35, 0.2, 0.15, 0.1, 0.2))
+    model = Model.from_urdf(xml, floating_base=seed % 2 == 1)
+    _check(model, seed)
+
+
+@pytest.mark.parametrize("name, floating", [("quadruped", True), ("humanoid_33dof", True),
+                                            ("floating_crate", False),
+                                            ("mobile_base_planar", False)])
+def test_corpus_robots_match_the_reference(name, floating):
+    model = _corpus(name, floating)
+    assert {jm.type for jm in model.joints} - {"revolute", "prismatic"}
+    _check(model, len(name))
+
+
+def test_fast_rotations_and_small_angles_integrate_as_the_reference():
+    """``⊕`` across the series switches of SO(3) (θ < 1e-8), SE(3) (θ < 0.1) and SE(2)
+    (|ω| < 1e-4), and at large angles."""
+    model = Model(random_spec(4, floating_base=True, max_links=6))
+    q = random_configuration(model, np.random.default_rng(4))
+    for scale in (1e-12, 1e-9, 1e-5, 0.05, 0.2, 3.0, 9.0):
+        dv = scale * np.random.default_rng(int(1 / scale) % 1000).normal(size=model.nv)
+        np.testing.assert_allclose(multi_dof_kernels.integrate(model, q, dv),
+                                   integrate(model, q, dv), rtol=0, atol=1e-13)
+
+
+def test_long_ball_jointed_chain_matches_the_reference():
+    model = Model(models.pendulum(30, "spherical"))
+    _check(model, 5, aba_tol=1e-9)
+
+
+def test_floating_robots_match_pinocchio():
+    pin = pytest.importorskip("pinocchio")
+    for name in ("quadruped", "humanoid_33dof"):
+        model = _corpus(name, True)
+        pin_model = pin.buildModelFromUrdf(str(CORPUS / f"{name}.urdf"), pin.JointModelFreeFlyer())
+        assert model.nv == pin_model.nv
+        rng = np.random.default_rng(7)
+        q = random_configuration(model, rng)
+        v, tau = rng.normal(size=(2, model.nv))
+        expected = pin.aba(pin_model, pin_model.createData(),
+                           pin_configuration(model, pin_model, q), v, tau)
+        got = multi_dof_kernels.aba(model, model.create_data(), q, v, tau)
+        assert rel_error(got, expected) < 1e-10, name
+
+
+@pytest.mark.parametrize("method", ["euler", "semi_implicit_euler", "rk4"])
+def test_explicit_steps_take_the_compiled_kernels(method):
+    """``step(..., backend="compiled"/"auto")`` on a floating quadruped: the reference's
+    trajectory to rounding."""
+    model = _corpus("quadruped", True)
+    rng = np.random.default_rng(1)
+    q0 = random_configuration(model, rng)
+    v0 = rng.normal(size=model.nv)
+    runs = {}
+    for backend in ("reference", "compiled", "auto"):
+        q, v = q0, v0
+        data = model.create_data()
+        for _ in range(20):
+            q, v = step(model, data, q, v, 1e-3, method, backend=backend)
+        runs[backend] = np.concatenate([q, v])
+    for backend in ("compiled", "auto"):
+        np.testing.assert_allclose(runs[backend], runs["reference"], rtol=1e-11, atol=1e-12)
+
+
+def test_unsupported_models_are_named_and_auto_falls_back():
+    model = Model(models.pendulum(2, "spherical"), rotation="rotation_vector")
+    assert not multi_dof_kernels.supports(model)
+    data = model.create_data()
+    q, v = np.zeros(model.nq), np.zeros(model.nv)
+    with pytest.raises(ValueError, match="joint1.*rotation vectors"):
+        multi_dof_kernels.aba(model, data, q, v, v)
+    with pytest.raises(ValueError, match="joint1.*rotation vectors"):
+        step(model, data, q, v, 1e-3, "semi_implicit_euler", backend="compiled")
+    auto = step(model, data, q, v, 1e-3, "semi_implicit_euler", backend="auto")
+    ref = step(model, data, q, v, 1e-3, "semi_implicit_euler", backend="reference")
+    np.testing.assert_array_equal(np.concatenate(auto), np.concatenate(ref))
+
+
+def test_wrong_lengths_are_named():
+    model = Model(models.pendulum(2, "spherical"))
+    data = model.create_data()
+    q = random_configuration(model, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="tau"):
+        multi_dof_kernels.aba(model, data, q, np.zeros(6), np.zeros(5))
+    with pytest.raises(ValueError, match=r"\bq\b"):
+        multi_dof_kernels.integrate(model, q[:-1], np.zeros(6))
+
+
+def test_a_singular_articulated_inertia_is_named():
+    """A ball joint carrying a body without rotational inertia about the joint (a point mass
+    on the joint): ``Sᵀ IA S`` is zero, which the kernel reports by joint."""
+    model = Model(models.pendulum(1, "spherical"))
+    fm = multi_dof_kernels.multi_dof_model(model)
+    # the kernels' cached arrays only (a spec refuses such a body)
+    model._multi_dof_model = dataclasses.replace(fm, inertia=np.zeros_like(fm.inertia))
+    data = model.create_data()
+    q = random_configuration(model, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="joint1.*not positive definite"):
+        multi_dof_kernels.aba(model, data, q, np.zeros(3), np.zeros(3))
