@@ -39,7 +39,7 @@ import numpy as np
 from . import spatial as sp
 from .algorithms import aba
 from .configuration import as_vector, check_configuration, check_run, integrate
-from .forces import joint_forces, total_energy
+from .forces import joint_forces, joint_springs, spring_energy, total_energy
 from .model import Data, Model
 from .results import SimulationResult
 from .variational import BACKENDS, simulate_variational
@@ -74,27 +74,30 @@ def tangent_rate(model: Model, delta: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def _compiled_kernels(model: Model, backend: str):
-    """``(aba, integrate)`` of the chosen backend: the NumPy reference, or compiled
-    (:mod:`.tree_kernels` for revolute / prismatic trees, :mod:`.multi_dof_kernels` for trees
-    with spherical, floating or planar joints too); ``"auto"`` takes the compiled ones when
-    the model allows them, ``"compiled"`` raises ValueError naming the joint otherwise."""
+    """``(aba, integrate, tangent_rate)`` of the chosen backend: the NumPy reference, or
+    compiled (:mod:`.tree_kernels`' ABA for revolute / prismatic trees, otherwise
+    :mod:`.multi_dof_kernels`', which also has ``⊕`` and ``tangent_rate`` for every built-in
+    joint); ``"auto"`` takes the compiled ones when the model allows them, ``"compiled"``
+    raises ValueError naming the joint otherwise."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if backend == "reference":
-        return aba, integrate
-    from . import multi_dof_kernels, tree_kernels  # numba is imported on first use
+        return aba, integrate, tangent_rate
+    from . import multi_dof_kernels as mk
+    from . import tree_kernels  # numba is imported on first use
     # the flat arrays cached on the model say which kernels took it before (no joint loop)
     if model._flat_model is not None:
-        return tree_kernels.aba, integrate
+        return tree_kernels.aba, mk.integrate, mk.tangent_rate
     if model._multi_dof_model is not None:
-        return multi_dof_kernels.aba, multi_dof_kernels.integrate
+        return mk.aba, mk.integrate, mk.tangent_rate
     if tree_kernels.supports(model):
         tree_kernels.flat_model(model)
-        return tree_kernels.aba, integrate
-    if backend == "auto" and not multi_dof_kernels.supports(model):
-        return aba, integrate
-    multi_dof_kernels.multi_dof_model(model)    # raises for unsupported joints
-    return multi_dof_kernels.aba, multi_dof_kernels.integrate
+        mk.multi_dof_model(model)
+        return tree_kernels.aba, mk.integrate, mk.tangent_rate
+    if backend == "auto" and not mk.supports(model):
+        return aba, integrate, tangent_rate
+    mk.multi_dof_model(model)                   # raises for unsupported joints
+    return mk.aba, mk.integrate, mk.tangent_rate
 
 
 def _acceleration(model, data, t, q, v, controller, forward=aba):
@@ -129,7 +132,7 @@ def step(model: Model, data: Data, q, v, dt: float, method: str = "rk4", *, t: f
         raise ValueError(f"method must be one of {EXPLICIT_METHODS}, got {method!r}")
     q = check_configuration(model, q)
     v = as_vector(v, model.nv, "v", "model.nv")
-    fd, plus = _compiled_kernels(model, backend)
+    fd, plus, rate = _compiled_kernels(model, backend)
     if method == "euler":
         a = _acceleration(model, data, t, q, v, controller, fd)
         return plus(model, q, dt * v), v + dt * a
@@ -143,7 +146,7 @@ def step(model: Model, data: Data, q, v, dt: float, method: str = "rk4", *, t: f
         delta = zero if prev is None else c * dt * kd[-1]
         vs = v if prev is None else v + c * dt * kv[-1]
         qs = q if prev is None else plus(model, q, delta)
-        kd.append(vs if prev is None else tangent_rate(model, delta, vs))
+        kd.append(vs if prev is None else rate(model, delta, vs))
         kv.append(_acceleration(model, data, t + c * dt, qs, vs, controller, fd))
     delta = dt / 6.0 * (kd[0] + 2.0 * kd[1] + 2.0 * kd[2] + kd[3])
     return plus(model, q, delta), v + dt / 6.0 * (kv[0] + 2.0 * kv[1] + 2.0 * kv[2] + kv[3])
@@ -203,14 +206,39 @@ def simulate(model: Model, q0, v0, dt: float, steps: int, method: str = "rk4",
         raise TypeError(f"unexpected options for {method!r}: {sorted(options)}")
     steps, q, v = check_run(model, q0, v0, dt, steps)
     data = model.create_data()
+    energies = _trajectory_energies(model, backend)
     Q, Vs = np.empty((steps + 1, model.nq)), np.empty((steps + 1, model.nv))
     energy, times = np.empty(steps + 1), np.empty(steps)
-    Q[0], Vs[0], energy[0] = q, v, total_energy(model, data, q, v)
+    Q[0], Vs[0] = q, v
     for k in range(steps):
         start = time.perf_counter()
         q, v = step(model, data, q, v, dt, method, t=k * dt, controller=controller,
                     backend=backend)
         times[k] = time.perf_counter() - start
         Q[k + 1], Vs[k + 1] = q, v
-        energy[k + 1] = total_energy(model, data, q, v)
+    if energies is not None:
+        energy = energies(Q, Vs)
+    else:
+        for k in range(steps + 1):
+            energy[k] = total_energy(model, data, Q[k], Vs[k])
     return SimulationResult(dt * np.arange(steps + 1), Q, Vs, energy, times, method)
+
+
+def _trajectory_energies(model: Model, backend: str):
+    """``energies(Q, Vs)``: the total energy of every row of a trajectory in one compiled call
+    (:func:`.multi_dof_kernels.mechanical_energies` plus the spring energy), for the compiled
+    backends on the models they take; ``None`` otherwise (:func:`total_energy` row by row)."""
+    if backend == "reference":
+        return None
+    from . import multi_dof_kernels
+    if not multi_dof_kernels.supports(model):
+        return None
+    springs = bool(np.any(joint_springs(model).stiffness))
+
+    def energies(Q: np.ndarray, Vs: np.ndarray) -> np.ndarray:
+        out = multi_dof_kernels.mechanical_energies(model, Q, Vs)
+        if springs:
+            out += np.array([spring_energy(model, q) for q in Q])
+        return out
+
+    return energies

@@ -1,15 +1,18 @@
-"""numba forward dynamics (ABA) and configuration update for trees of every built-in joint
-type: revolute, prismatic, spherical, floating and planar, several degrees of freedom per joint.
+"""numba forward dynamics (ABA), configuration update and energies for trees of every built-in
+joint type: revolute, prismatic, spherical, floating and planar, several degrees of freedom per
+joint.
 
 :mod:`.tree_kernels` covers trees of one-degree-of-freedom joints (and the variational loops
 on them); floating-base robots (quadrupeds, humanoids), ball-jointed chains and planar bases
 need a joint's motion subspace ``S`` as a ``6 × nv_j`` matrix and its configuration on a
-manifold (quaternions, SE(3), SE(2)). This module runs :func:`dynamics.minimal.aba` and
-:func:`dynamics.minimal.integrate` for them, with the same equations as the NumPy reference
-(Featherstone 2008 Table 7.1 in the twist order ``(w; v)``; ``D_j = S_jᵀ U_j`` inverted per
-joint, at most 6×6), so that :func:`dynamics.minimal.integrators.step` makes no Python call
-per joint. Rotations must be quaternions (the default ``Model(rotation="quaternion")``);
-:func:`supports` says whether a model qualifies.
+manifold (quaternions, SE(3), SE(2)). This module runs :func:`dynamics.minimal.aba`,
+:func:`dynamics.minimal.integrate` and RK4's :func:`.integrators.tangent_rate` for them, and
+the energies of a whole trajectory (:func:`mechanical_energies`), with the same equations as
+the NumPy reference (Featherstone 2008 Table 7.1 in the twist order ``(w; v)``;
+``D_j = S_jᵀ U_j`` inverted per joint, at most 6×6), so that
+:func:`dynamics.minimal.integrators.step` and :func:`~dynamics.minimal.integrators.simulate`
+make no Python call per joint. Rotations must be quaternions (the default
+``Model(rotation="quaternion")``); :func:`supports` says whether a model qualifies.
 
 The model is flattened once (:func:`multi_dof_model`, cached on the model): per joint its
 parent, type code (:data:`JOINT_CODES`), offsets in ``q`` and ``v``, axis, plane directions
@@ -32,10 +35,18 @@ from numba import njit
 from .configuration import as_vector
 from .data import Data
 from .model import Model
-from .tree_kernels import _congruence_add, _cross_force, _cross_motion, _X_apply, _X_matrix, _XT_add
+from .tree_kernels import (
+    _congruence_add,
+    _cross_force,
+    _cross_motion,
+    _dlog_matrix,
+    _X_apply,
+    _X_matrix,
+    _XT_add,
+)
 
 __all__ = ["JOINT_CODES", "MultiDofModel", "multi_dof_model", "supports", "require_supported",
-           "aba", "integrate"]
+           "aba", "integrate", "tangent_rate", "mechanical_energies"]
 
 #: Type code of each joint type in :class:`MultiDofModel` ``jtype``.
 JOINT_CODES = {"revolute": 0, "prismatic": 1, "spherical": 2, "floating": 3, "planar": 4}
@@ -56,6 +67,9 @@ class MultiDofModel:
     Pp: np.ndarray           # (n, 3) placement translation
     S: np.ndarray            # (n, 6, 6) motion subspace, first nvj columns
     inertia: np.ndarray      # (n, 6, 6) spatial inertias
+    mass: np.ndarray         # (n,) link masses
+    first_moment: np.ndarray  # (n, 3) mass times centre of mass, link frame
+    gravity: np.ndarray      # (3,)
 
 
 def _unsupported(model: Model) -> str | None:
@@ -112,7 +126,10 @@ def multi_dof_model(model: Model) -> MultiDofModel:
         axis=np.array([jm.axis for jm in model.joints], dtype=float).reshape(-1, 3),
         plane=plane, PR=np.ascontiguousarray(P[:, :3, :3]),
         Pp=np.ascontiguousarray(P[:, :3, 3]), S=S,
-        inertia=np.ascontiguousarray(model.inertias, dtype=float))
+        inertia=np.ascontiguousarray(model.inertias, dtype=float),
+        mass=np.array(model.masses, dtype=float),
+        first_moment=np.array(model.first_moments, dtype=float).reshape(-1, 3),
+        gravity=np.array(model.gravity, dtype=float))
     model._multi_dof_model = flat
     return flat
 
@@ -446,4 +463,127 @@ def integrate(model: Model, q, v) -> np.ndarray:
     v = as_vector(v, model.nv, "v", "model.nv")
     out = np.empty(model.nq)
     _integrate(fm.jtype, fm.iq, fm.iv, q, v, out, np.empty((3, 3)))
+    return out
+
+
+@njit(cache=True)
+def _tangent_rate(jtype, iv, nvj, S, delta, v, out, xi, U, M):
+    """``out = dexp⁻¹_{-δ}(v)`` joint by joint (:func:`.integrators.tangent_rate`): ``v`` for
+    revolute and prismatic joints, ``Sᵀ dlog(-S δ) S v`` for the others (``S δ`` is the
+    joint's twist in the order ``(w; v)``: the SO(3), SE(3) or SE(2) ``dlog``)."""
+    for i in range(jtype.shape[0]):
+        s, d = iv[i], nvj[i]
+        if jtype[i] <= 1:
+            out[s] = v[s]
+            continue
+        for r in range(6):
+            a = 0.0
+            b = 0.0
+            for j in range(d):
+                a += S[i, r, j] * delta[s + j]
+                b += S[i, r, j] * v[s + j]
+            xi[r] = -a
+            U[r] = b
+        _dlog_matrix(xi, M)
+        for j in range(d):
+            acc = 0.0
+            for r in range(6):
+                if S[i, r, j] != 0.0:
+                    t = 0.0
+                    for c in range(6):
+                        t += M[r, c] * U[c]
+                    acc += S[i, r, j] * t
+            out[s + j] = acc
+
+
+def tangent_rate(model: Model, delta, v) -> np.ndarray:
+    """Compiled :func:`dynamics.minimal.integrators.tangent_rate` (``δ'`` of ``q_k ⊕ δ(t)``
+    moving with ``v``) for the models of :func:`supports`.
+
+    Raises
+    ------
+    ValueError
+        Wrong lengths or an unsupported joint (naming it).
+    """
+    fm = multi_dof_model(model)
+    delta = as_vector(delta, model.nv, "delta", "model.nv")
+    v = as_vector(v, model.nv, "v", "model.nv")
+    out = np.empty(model.nv)
+    _tangent_rate(fm.jtype, fm.iv, fm.nvj, fm.S, delta, v, out, np.empty(6), np.empty(6),
+                  np.empty((6, 6)))
+    return out
+
+
+# -- energies of a trajectory ------------------------------------------------------------------
+@njit(cache=True)
+def _energies(parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G, mass, first_moment,
+              gravity, Q, Vs, out, R, p, Rw, pw, V, Rj, t6):
+    """``out[k]`` = kinetic + gravitational energy of ``(Q[k], Vs[k])``
+    (:func:`.algorithms.kinetic_energy` + :func:`.algorithms.potential_energy`)."""
+    n = parent.shape[0]
+    for k in range(Q.shape[0]):
+        q, v = Q[k], Vs[k]
+        _placements(jtype, iq, axis, plane, PR, Pp, q, Rj, R, p)
+        kinetic = 0.0
+        potential = 0.0
+        for i in range(n):
+            a, d, o = parent[i], nvj[i], iv[i]
+            for r in range(6):
+                acc = 0.0
+                for j in range(d):
+                    acc += S[i, r, j] * v[o + j]
+                t6[r] = acc
+            if a >= 0:
+                _X_apply(R[i], p[i], V[a], V[i])
+                for r in range(6):
+                    V[i, r] += t6[r]
+                for r in range(3):
+                    for c in range(3):
+                        Rw[i, r, c] = (Rw[a, r, 0] * R[i, 0, c] + Rw[a, r, 1] * R[i, 1, c]
+                                       + Rw[a, r, 2] * R[i, 2, c])
+                    pw[i, r] = pw[a, r] + (Rw[a, r, 0] * p[i, 0] + Rw[a, r, 1] * p[i, 1]
+                                           + Rw[a, r, 2] * p[i, 2])
+            else:
+                for r in range(6):
+                    V[i, r] = t6[r]
+                for r in range(3):
+                    for c in range(3):
+                        Rw[i, r, c] = R[i, r, c]
+                    pw[i, r] = p[i, r]
+            for r in range(6):
+                acc = 0.0
+                for c in range(6):
+                    acc += G[i, r, c] * V[i, c]
+                kinetic += 0.5 * V[i, r] * acc
+            for r in range(3):
+                x = mass[i] * pw[i, r] + (Rw[i, r, 0] * first_moment[i, 0]
+                                          + Rw[i, r, 1] * first_moment[i, 1]
+                                          + Rw[i, r, 2] * first_moment[i, 2])
+                potential -= gravity[r] * x
+        out[k] = kinetic + potential
+
+
+def mechanical_energies(model: Model, Q, Vs) -> np.ndarray:
+    """Kinetic + gravitational energy of every row of a trajectory ``(Q, Vs)`` (``(T, nq)``,
+    ``(T, nv)``), compiled: what :func:`.algorithms.kinetic_energy` +
+    :func:`.algorithms.potential_energy` give row by row (spring energy not included). Rows are
+    taken as valid configurations.
+
+    Raises
+    ------
+    ValueError
+        Wrong shapes or an unsupported joint (naming it).
+    """
+    fm = multi_dof_model(model)
+    Q = np.ascontiguousarray(Q, dtype=float)
+    Vs = np.ascontiguousarray(Vs, dtype=float)
+    if Q.ndim != 2 or Q.shape[1] != model.nq or Vs.shape != (Q.shape[0], model.nv):
+        raise ValueError(f"Q and Vs must be (T, model.nq) = (T, {model.nq}) and (T, model.nv) "
+                         f"= (T, {model.nv}), got {Q.shape} and {Vs.shape}")
+    n = model.njoints
+    out = np.empty(Q.shape[0])
+    _energies(fm.parent, fm.jtype, fm.iq, fm.iv, fm.nvj, fm.axis, fm.plane, fm.PR, fm.Pp, fm.S,
+              fm.inertia, fm.mass, fm.first_moment, fm.gravity, Q, Vs, out,
+              np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3, 3)), np.empty((n, 3)),
+              np.empty((n, 6)), np.empty((3, 3)), np.empty(6))
     return out

@@ -11,8 +11,17 @@ import numpy as np
 import pytest
 
 from dynamics import models
-from dynamics.minimal import Model, aba, integrate, multi_dof_kernels, random_configuration
-from dynamics.minimal.integrators import step
+from dynamics.minimal import (
+    Model,
+    aba,
+    integrate,
+    kinetic_energy,
+    multi_dof_kernels,
+    potential_energy,
+    random_configuration,
+    simulate,
+)
+from dynamics.minimal.integrators import step, tangent_rate
 from dynamics.urdf import load_urdf
 from tests.dynamics.minimal_trees import pin_configuration, random_spec, random_tree_urdf, rel_error
 
@@ -39,6 +48,12 @@ def _check(model: Model, seed: int, aba_tol: float = 1e-11) -> None:
         dv = rng.normal(size=model.nv)
         np.testing.assert_allclose(multi_dof_kernels.integrate(model, q, dv),
                                    integrate(model, q, dv), rtol=0, atol=1e-13)
+        delta = 0.3 * rng.normal(size=model.nv)
+        np.testing.assert_allclose(multi_dof_kernels.tangent_rate(model, delta, v),
+                                   tangent_rate(model, delta, v), rtol=1e-13, atol=1e-13)
+        energy = kinetic_energy(model, ref_data, q, v) + potential_energy(model, ref_data, q)
+        got = multi_dof_kernels.mechanical_energies(model, q[None], v[None])
+        np.testing.assert_allclose(got, [energy], rtol=1e-13, atol=1e-12)
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -116,6 +131,24 @@ def test_explicit_steps_take_the_compiled_kernels(method):
         np.testing.assert_allclose(runs[backend], runs["reference"], rtol=1e-11, atol=1e-12)
 
 
+def test_simulate_records_the_reference_energies():
+    """``simulate`` with the compiled kernels computes the energies of the whole trajectory
+    after the steps (one compiled call, spring energy added): those of the reference."""
+    import dataclasses as dc
+
+    spec = _corpus("quadruped", True).spec
+    spec = dc.replace(spec, joints=tuple(dc.replace(j, spring=2.0) if j.type == "revolute"
+                                         else j for j in spec.joints))
+    model = Model(spec)
+    rng = np.random.default_rng(3)
+    q0, v0 = random_configuration(model, rng), rng.normal(size=model.nv)
+    ref = simulate(model, q0, v0, 1e-3, 15, "rk4")
+    fast = simulate(model, q0, v0, 1e-3, 15, "rk4", backend="auto")
+    np.testing.assert_allclose(fast.q, ref.q, rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(fast.energy, ref.energy, rtol=1e-11, atol=1e-11)
+    assert np.ptp(ref.energy) > 0            # springs, dampers: the energy does change
+
+
 def test_unsupported_models_are_named_and_auto_falls_back():
     model = Model(models.pendulum(2, "spherical"), rotation="rotation_vector")
     assert not multi_dof_kernels.supports(model)
@@ -138,6 +171,10 @@ def test_wrong_lengths_are_named():
         multi_dof_kernels.aba(model, data, q, np.zeros(6), np.zeros(5))
     with pytest.raises(ValueError, match=r"\bq\b"):
         multi_dof_kernels.integrate(model, q[:-1], np.zeros(6))
+    with pytest.raises(ValueError, match="delta"):
+        multi_dof_kernels.tangent_rate(model, np.zeros(5), np.zeros(6))
+    with pytest.raises(ValueError, match="Vs must be"):
+        multi_dof_kernels.mechanical_energies(model, q[None], np.zeros((2, 6)))
 
 
 def test_a_singular_articulated_inertia_is_named():
