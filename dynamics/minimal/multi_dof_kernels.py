@@ -46,7 +46,8 @@ from .tree_kernels import (
 )
 
 __all__ = ["JOINT_CODES", "MultiDofModel", "multi_dof_model", "supports", "require_supported",
-           "aba", "integrate", "tangent_rate", "mechanical_energies"]
+           "aba", "integrate", "tangent_rate", "mechanical_energies", "EXPLICIT_CODES",
+           "simulate_explicit"]
 
 #: Type code of each joint type in :class:`MultiDofModel` ``jtype``.
 JOINT_CODES = {"revolute": 0, "prismatic": 1, "spherical": 2, "floating": 3, "planar": 4}
@@ -587,3 +588,116 @@ def mechanical_energies(model: Model, Q, Vs) -> np.ndarray:
               np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3, 3)), np.empty((n, 3)),
               np.empty((n, 6)), np.empty((3, 3)), np.empty(6))
     return out
+
+
+# -- the explicit integrators' whole loop ------------------------------------------------------
+#: Method codes of :func:`simulate_explicit` (:data:`.integrators.EXPLICIT_METHODS`).
+EXPLICIT_CODES = {"euler": 0, "semi_implicit_euler": 1, "rk4": 2}
+
+
+@njit(cache=True)
+def _acceleration(fm, a_world, stiffness, damping, rest, q, v, tau, w, ddq):
+    """ABA of ``(q, v)`` with the joints' spring and damper forces ``-k (q - q_rest) - d v``
+    (springs on one-coordinate joints only: :func:`simulate_explicit` checks) into ``ddq``;
+    returns :func:`_aba`'s code."""
+    parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G = fm
+    R, p, V, c, pa, Ia, Ia_red, U, Dm, Dinv, u, A, X, B, Rj, inv_work, t6, h6 = w
+    for i in range(jtype.shape[0]):
+        o, d = iv[i], nvj[i]
+        for j in range(d):
+            tau[o + j] = -damping[o + j] * v[o + j]
+        if jtype[i] <= 1 and stiffness[o] != 0.0:
+            tau[o] -= stiffness[o] * (q[iq[i]] - rest[iq[i]])
+    return _aba(parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G, a_world, q, v, tau, R, p,
+                V, c, pa, Ia, Ia_red, U, Dm, Dinv, u, A, X, B, Rj, inv_work, t6, h6, ddq)
+
+
+@njit(cache=True)
+def _explicit_run(method, fm, a_world, stiffness, damping, rest, dt, Q, Vs, w, tau, kd, kv, qs,
+                  vs, delta):
+    """Rows ``1 ..`` of ``Q``, ``Vs`` from row 0 by ``method`` (:data:`EXPLICIT_CODES`), as
+    :func:`.integrators.step` takes them; returns ``(k, joint)``: the step and joint whose
+    articulated inertia failed, or ``(-1, -1)``."""
+    jtype, iq, iv, nvj, S = fm[1], fm[2], fm[3], fm[4], fm[9]
+    Rj = w[14]
+    nv = Vs.shape[1]
+    for k in range(Q.shape[0] - 1):
+        q, v, qn, vn = Q[k], Vs[k], Q[k + 1], Vs[k + 1]
+        if method <= 1:
+            bad = _acceleration(fm, a_world, stiffness, damping, rest, q, v, tau, w, kv[0])
+            if bad >= 0:
+                return k, bad
+            for j in range(nv):
+                vn[j] = v[j] + dt * kv[0, j]
+                delta[j] = dt * (v[j] if method == 0 else vn[j])
+            _integrate(jtype, iq, iv, q, delta, qn, Rj)
+            continue
+        # Runge-Kutta-Munthe-Kaas 4 (integrators.step): stages at c = 0, 1/2, 1/2, 1
+        for stage in range(4):
+            if stage == 0:
+                for j in range(nv):
+                    kd[0, j] = v[j]
+                bad = _acceleration(fm, a_world, stiffness, damping, rest, q, v, tau, w, kv[0])
+            else:
+                cdt = (0.5 if stage < 3 else 1.0) * dt
+                for j in range(nv):
+                    delta[j] = cdt * kd[stage - 1, j]
+                    vs[j] = v[j] + cdt * kv[stage - 1, j]
+                _integrate(jtype, iq, iv, q, delta, qs, Rj)
+                # (scratch: t6, h6 and X of the ABA work, free between ABA calls)
+                _tangent_rate(jtype, iv, nvj, S, delta, vs, kd[stage], w[16], w[17], w[12])
+                bad = _acceleration(fm, a_world, stiffness, damping, rest, qs, vs, tau, w,
+                                    kv[stage])
+            if bad >= 0:
+                return k, bad
+        h = dt / 6.0
+        for j in range(nv):
+            delta[j] = h * (kd[0, j] + 2.0 * kd[1, j] + 2.0 * kd[2, j] + kd[3, j])
+            vn[j] = v[j] + h * (kv[0, j] + 2.0 * kv[1, j] + 2.0 * kv[2, j] + kv[3, j])
+        _integrate(jtype, iq, iv, q, delta, qn, Rj)
+    return -1, -1
+
+
+def simulate_explicit(model: Model, q0: np.ndarray, v0: np.ndarray, dt: float, steps: int,
+                      method: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The trajectory ``(Q, Vs)`` (``steps + 1`` rows) of :func:`.integrators.simulate`'s
+    explicit ``method`` without a controller, every step in one compiled call: the same
+    steps as :func:`.integrators.step` with the compiled kernels (to rounding). ``None`` when
+    a spring acts on a joint of several coordinates (its deflection is a log map the loop
+    does not evaluate: the caller steps from Python then). ``q0``, ``v0`` are taken as
+    checked.
+
+    Raises
+    ------
+    ValueError
+        An unsupported joint, or one whose articulated inertia is not positive definite
+        (naming it and the step).
+    """
+    from .forces import joint_springs
+
+    fm = multi_dof_model(model)
+    springs = joint_springs(model)
+    multi = fm.nvj > 1
+    if np.any(springs.stiffness[np.repeat(multi, fm.nvj)]):
+        return None
+    n, nv = model.njoints, model.nv
+    Q, Vs = np.empty((steps + 1, model.nq)), np.empty((steps + 1, nv))
+    Q[0], Vs[0] = q0, v0
+    w = (np.zeros((n, 3, 3)), np.zeros((n, 3)), np.zeros((n, 6)), np.zeros((n, 6)),
+         np.zeros((n, 6)), np.zeros((n, 6, 6)), np.zeros((6, 6)), np.zeros((n, 6, 6)),
+         np.zeros((6, 6)), np.zeros((n, 6, 6)), np.zeros(nv), np.zeros((n, 6)),
+         np.zeros((6, 6)), np.zeros((6, 6)), np.zeros((3, 3)), np.zeros((6, 12)), np.zeros(6),
+         np.zeros(6))
+    arrays = (fm.parent, fm.jtype, fm.iq, fm.iv, fm.nvj, fm.axis, fm.plane, fm.PR, fm.Pp, fm.S,
+              fm.inertia)
+    a_world = np.concatenate([np.zeros(3), -fm.gravity])
+    k, bad = _explicit_run(EXPLICIT_CODES[method], arrays, a_world,
+                           np.ascontiguousarray(springs.stiffness),
+                           np.ascontiguousarray(springs.damping),
+                           np.ascontiguousarray(springs.rest), float(dt), Q, Vs, w,
+                           np.zeros(nv), np.zeros((4, nv)), np.zeros((4, nv)),
+                           np.zeros(model.nq), np.zeros(nv), np.zeros(nv))
+    if bad >= 0:
+        raise ValueError(f"joint {model.joints[bad].name!r}: its articulated inertia Sᵀ IA S is "
+                         f"not positive definite at step {k} (a massless subtree?)")
+    return Q, Vs
