@@ -13,7 +13,9 @@ timed three ways in this process:
 * ``minimal_step_us``: :func:`dynamics.minimal.integrators.step` with
   ``"semi_implicit_euler"`` (ABA, joint dampers, ``q ⊕ Δt v'``), ``backend="auto"`` (the
   compiled kernels: ``tree_kernels`` for revolute / prismatic trees, ``multi_dof_kernels``
-  with floating, spherical or planar joints; ``minimal_backend`` says which);
+  with floating, spherical or planar joints; ``minimal_backend`` says which), and
+  ``minimal_run_us``: :func:`dynamics.minimal.simulate` per step (the same method and
+  backend, its energy recording included: with compiled kernels one compiled loop);
 * ``pinocchio_step_us``: the same semi-implicit Euler step written in Python around
   ``pin.aba`` and ``pin.integrate`` with ``τ = -d v``.
 
@@ -40,6 +42,7 @@ import numpy as np
 
 from dynamics.maximal import Simulation
 from dynamics.minimal import Model, initial_state
+from dynamics.minimal.integrators import simulate as minimal_simulate
 from dynamics.minimal.integrators import step as minimal_step
 from dynamics.spec import SpecError
 from dynamics.urdf import load_urdf
@@ -115,19 +118,23 @@ def _maximal_timers(spec, dt, number):
     return [steps, run], iterations
 
 
-def _minimal_timer(spec, dt, number):
+def _minimal_timers(spec, dt, number):
     model = Model(spec)
     data = model.create_data()
     q0, v0 = initial_state(model)
     backend = "compiled" if _compiled_supported(model) else "reference"
-    minimal_step(model, data, q0, v0, dt, "semi_implicit_euler", backend="auto")   # compile
 
-    def run():
+    def steps():
         q, v = q0, v0
         for _ in range(number):
             q, v = minimal_step(model, data, q, v, dt, "semi_implicit_euler", backend="auto")
 
-    return run, model, backend
+    def run():
+        minimal_simulate(model, q0, v0, dt, number, "semi_implicit_euler", backend="auto")
+
+    steps()                                                    # compile, untimed
+    run()
+    return [steps, run], model, backend
 
 
 def _compiled_supported(model) -> bool:
@@ -202,9 +209,9 @@ def urdf_timings(corpus_dir=None, *, robots: Collection[str] | None = None,
         One row per loaded robot: ``robot, base ("fixed" / "floating"), dof, bodies,
         dampers`` (joint springs or dampers: the maximal step's Newton matrix couples each
         damped joint's two bodies), ``maximal_step_us, maximal_run_us,
-        minimal_step_us, pinocchio_step_us, maximal_over_pinocchio, minimal_over_pinocchio,
-        maximal_over_minimal,
-        newton_iterations, minimal_backend, note``. Robots that do not load are left out.
+        minimal_step_us, minimal_run_us, pinocchio_step_us, maximal_over_pinocchio,
+        minimal_over_pinocchio, maximal_over_minimal, newton_iterations, minimal_backend,
+        note``. Robots that do not load are left out.
     """
     rows = []
     for path in corpus_files(corpus_dir):
@@ -225,9 +232,9 @@ def urdf_timings(corpus_dir=None, *, robots: Collection[str] | None = None,
             notes.append(_reason("maximal", exc))
         model, backend = None, ""
         try:
-            fn, model, backend = _minimal_timer(spec, dt, number)
-            fns.append(fn)
-            names.append("minimal_step")
+            timers, model, backend = _minimal_timers(spec, dt, number)
+            fns += timers
+            names += ["minimal_step", "minimal_run"]
         except SpecError as exc:
             notes.append(_reason("minimal", exc))
         pin_timer = _pinocchio_timer(path, floating, spec, model, dt, number)
@@ -238,7 +245,8 @@ def urdf_timings(corpus_dir=None, *, robots: Collection[str] | None = None,
             nv = pin_timer[1] if nv is None else nv
         best = {name: b for name, (b, _) in zip(names, _best_of(fns, repeats), strict=True)}
         us = {k: 1e6 * best[k] / number if k in best else float("nan")
-              for k in ("maximal_step", "maximal_run", "minimal_step", "pinocchio_step")}
+              for k in ("maximal_step", "maximal_run", "minimal_step", "minimal_run",
+                        "pinocchio_step")}
         row = {"robot": path.stem, "base": "floating" if floating else "fixed", "dof": nv,
                "bodies": len(spec.bodies),
                "dampers": any(j.damper > 0 or j.spring > 0 for j in spec.joints),
@@ -262,15 +270,17 @@ def markdown_table(rows: list[dict]) -> str:
         return "–" if x is None or (isinstance(x, float) and np.isnan(x)) else format(x, fmt)
 
     lines = ["| robot | base | dof | bodies | dampers | maximal step | maximal run "
-             "| minimal step | Pinocchio step | max/pin | min/pin | max/min | Newton it. |",
-             "|---|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
+             "| minimal step | minimal run | Pinocchio step | max/pin | min/pin | max/min "
+             "| Newton it. |",
+             "|---|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for r in rows:
         lines.append(
             f"| {r['robot']} | {r['base']} | {r['dof']} | {r['bodies']} "
             f"| {'yes' if r['dampers'] else 'no'} "
             f"| {f(r['maximal_step_us'], '.1f')} | {f(r['maximal_run_us'], '.1f')} "
             f"| {f(r['minimal_step_us'], '.1f')} ({r['minimal_backend'] or '–'}) "
-            f"| {f(r['pinocchio_step_us'], '.1f')} | {f(r['maximal_over_pinocchio'], '.1f')} "
+            f"| {f(r.get('minimal_run_us'), '.1f')} | {f(r['pinocchio_step_us'], '.1f')} "
+            f"| {f(r['maximal_over_pinocchio'], '.1f')} "
             f"| {f(r['minimal_over_pinocchio'], '.2f')} | {f(r['maximal_over_minimal'], '.1f')} "
             f"| {f(r['newton_iterations'], '.2f')} |")
     return "\n".join(lines)
@@ -292,8 +302,8 @@ def run_urdf_benchmark(out="results/urdf.csv", corpus_dir=None, *, meta: dict | 
 
 def plot_urdf(rows: list[dict], path) -> None:
     """Bars of the µs per step of every corpus robot: maximal ``step()``, minimal
-    semi-implicit Euler, Pinocchio (log scale; a robot a simulator could not load has no
-    bar)."""
+    semi-implicit Euler (``step`` loop and ``simulate``), Pinocchio (log scale; a robot a
+    simulator could not load has no bar)."""
     from .plot import bar_plot
 
     def value(r, k):
@@ -304,6 +314,7 @@ def plot_urdf(rows: list[dict], path) -> None:
     series = {label: [value(r, k) for r in rows]
               for k, label in (("maximal_step_us", "maximal step"),
                                ("minimal_step_us", "minimal step"),
+                               ("minimal_run_us", "minimal run"),
                                ("pinocchio_step_us", "Pinocchio step"))}
     bar_plot(path, groups, series, ylabel="µs per step",
              title="URDF corpus: time per step (robot (DOF))")

@@ -28,7 +28,8 @@ def test_two_robots_one_repeat(tmp_path):
     planar = by["mobile_base_planar"]
     assert (planar["dof"], planar["bodies"], planar["base"]) == (5, 3, "fixed")
     assert planar["maximal_step_us"] > 0 and planar["maximal_run_us"] > 0
-    assert planar["minimal_step_us"] > 0 and planar["note"] == ""
+    assert planar["minimal_step_us"] > 0 and planar["minimal_run_us"] > 0
+    assert planar["note"] == ""
     wrist = by["universal_wrist_arm"]                 # massless cross: maximal refuses
     assert np.isnan(wrist["maximal_step_us"]) and "wrist_cross" in wrist["note"]
     assert wrist["minimal_step_us"] > 0
