@@ -36,12 +36,10 @@ from .configuration import as_vector
 from .data import Data
 from .model import Model
 from .tree_kernels import (
-    _congruence_add,
     _cross_force,
     _cross_motion,
     _dlog_matrix,
     _X_apply,
-    _X_matrix,
     _XT_add,
 )
 
@@ -194,6 +192,59 @@ def _placements(jtype, iq, axis, plane, PR, Pp, q, Rj, R, p):
 
 # -- ABA ---------------------------------------------------------------------------------------
 @njit(cache=True)
+def _rotate_block(R, A, i0, j0, M):
+    """``M[i0:i0+3, j0:j0+3] = R A[i0:i0+3, j0:j0+3] Rᵀ``."""
+    t00 = A[i0, j0] * R[0, 0] + A[i0, j0 + 1] * R[0, 1] + A[i0, j0 + 2] * R[0, 2]
+    t01 = A[i0, j0] * R[1, 0] + A[i0, j0 + 1] * R[1, 1] + A[i0, j0 + 2] * R[1, 2]
+    t02 = A[i0, j0] * R[2, 0] + A[i0, j0 + 1] * R[2, 1] + A[i0, j0 + 2] * R[2, 2]
+    t10 = A[i0 + 1, j0] * R[0, 0] + A[i0 + 1, j0 + 1] * R[0, 1] + A[i0 + 1, j0 + 2] * R[0, 2]
+    t11 = A[i0 + 1, j0] * R[1, 0] + A[i0 + 1, j0 + 1] * R[1, 1] + A[i0 + 1, j0 + 2] * R[1, 2]
+    t12 = A[i0 + 1, j0] * R[2, 0] + A[i0 + 1, j0 + 1] * R[2, 1] + A[i0 + 1, j0 + 2] * R[2, 2]
+    t20 = A[i0 + 2, j0] * R[0, 0] + A[i0 + 2, j0 + 1] * R[0, 1] + A[i0 + 2, j0 + 2] * R[0, 2]
+    t21 = A[i0 + 2, j0] * R[1, 0] + A[i0 + 2, j0 + 1] * R[1, 1] + A[i0 + 2, j0 + 2] * R[1, 2]
+    t22 = A[i0 + 2, j0] * R[2, 0] + A[i0 + 2, j0 + 1] * R[2, 1] + A[i0 + 2, j0 + 2] * R[2, 2]
+    for a in range(3):
+        M[i0 + a, j0] = R[a, 0] * t00 + R[a, 1] * t10 + R[a, 2] * t20
+        M[i0 + a, j0 + 1] = R[a, 0] * t01 + R[a, 1] * t11 + R[a, 2] * t21
+        M[i0 + a, j0 + 2] = R[a, 0] * t02 + R[a, 1] * t12 + R[a, 2] * t22
+
+
+@njit(cache=True)
+def _inertia_to_parent_add(R, p, A, out, M, H):
+    """``out += Xᵀ A X`` for a symmetric 6×6 ``A`` and ``X = Ad((R, p))⁻¹ =
+    [[Rᵀ, 0], [-Rᵀ p̂, Rᵀ]]`` (an articulated inertia moved to the parent frame), by 3×3
+    blocks: with ``Bᵢⱼ = R Aᵢⱼ Rᵀ``, ``C = p̂ B₂₂`` and ``H = B₁₂ p̂`` the result is
+    ``[[B₁₁ - H - Hᵀ - C p̂, B₁₂ + C], [(B₁₂ + C)ᵀ, B₂₂]]``: about half the products of
+    :func:`.tree_kernels._congruence_add`'s two 6×6 products. ``M`` (6×6), ``H`` (3×3):
+    scratch."""
+    _rotate_block(R, A, 0, 0, M)
+    _rotate_block(R, A, 0, 3, M)
+    _rotate_block(R, A, 3, 3, M)
+    p0, p1, p2 = p[0], p[1], p[2]
+    for j in range(3):                  # C = p̂ B22 (columns p × b) into M's lower left
+        b0, b1, b2 = M[3, 3 + j], M[4, 3 + j], M[5, 3 + j]
+        M[3, j] = p1 * b2 - p2 * b1
+        M[4, j] = p2 * b0 - p0 * b2
+        M[5, j] = p0 * b1 - p1 * b0
+    for a in range(3):                  # rows of H = B12 p̂ (bᵀ p̂ = (b × p)ᵀ)
+        b0, b1, b2 = M[a, 3], M[a, 4], M[a, 5]
+        H[a, 0] = b1 * p2 - b2 * p1
+        H[a, 1] = b2 * p0 - b0 * p2
+        H[a, 2] = b0 * p1 - b1 * p0
+    for a in range(3):
+        c0, c1, c2 = M[3 + a, 0], M[3 + a, 1], M[3 + a, 2]       # row a of C
+        cp0, cp1, cp2 = c1 * p2 - c2 * p1, c2 * p0 - c0 * p2, c0 * p1 - c1 * p0
+        out[a, 0] += M[a, 0] - H[a, 0] - H[0, a] - cp0
+        out[a, 1] += M[a, 1] - H[a, 1] - H[1, a] - cp1
+        out[a, 2] += M[a, 2] - H[a, 2] - H[2, a] - cp2
+        for b in range(3):
+            top = M[a, 3 + b] + M[3 + a, b]
+            out[a, 3 + b] += top
+            out[3 + b, a] += top
+            out[3 + a, 3 + b] += M[3 + a, 3 + b]
+
+
+@njit(cache=True)
 def _invert_spd(D, d, out, work):
     """``out[:d, :d] = D[:d, :d]⁻¹`` by Gauss-Jordan elimination without pivoting (``D``
     symmetric positive definite: ``Sᵀ IA S``); ``work``: d×2d scratch. Returns False for a
@@ -223,7 +274,7 @@ def _invert_spd(D, d, out, work):
 
 @njit(cache=True)
 def _aba(parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G, a_world, q, v, tau, R, p, V, c,
-         pa, Ia, Ia_red, U, Dm, Dinv, u, A, X, B, Rj, inv_work, t6, h6, ddq):
+         pa, Ia, Ia_red, U, Dm, Dinv, u, A, B, Rj, inv_work, t6, h6, ddq):
     """Featherstone's ABA (Table 7.1) with multi-DOF joints into ``ddq``; returns the first
     joint whose ``Sᵀ IA S`` is not positive definite, or -1."""
     n = parent.shape[0]
@@ -297,8 +348,7 @@ def _aba(parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G, a_world, q, v, t
             for t in range(d):
                 acc += B[r, t] * u[o + t]
             t6[r] = acc
-        _X_matrix(R[i], p[i], X)
-        _congruence_add(X, Ia_red, B, Ia[k])
+        _inertia_to_parent_add(R[i], p[i], Ia_red, Ia[k], B, Rj)
         _XT_add(R[i], p[i], t6, pa[k])
     for i in range(n):                              # accelerations, root first
         k, d, o = parent[i], nvj[i], iv[i]
@@ -332,7 +382,6 @@ class _Work:
     Dm: np.ndarray
     Dinv: np.ndarray
     u: np.ndarray
-    X: np.ndarray
     B: np.ndarray
     Rj: np.ndarray
     inv_work: np.ndarray
@@ -348,7 +397,7 @@ def _work(model: Model, data: Data) -> _Work:
         w = data._multi_dof_work = _Work(
             R=np.zeros((n, 3, 3)), p=np.zeros((n, 3)), Ia_red=np.zeros((6, 6)),
             U=np.zeros((n, 6, 6)), Dm=np.zeros((6, 6)), Dinv=np.zeros((n, 6, 6)),
-            u=np.zeros(model.nv), X=np.zeros((6, 6)), B=np.zeros((6, 6)), Rj=np.zeros((3, 3)),
+            u=np.zeros(model.nv), B=np.zeros((6, 6)), Rj=np.zeros((3, 3)),
             inv_work=np.zeros((6, 12)), t6=np.zeros(6), h6=np.zeros(6), ddq=np.zeros(model.nv))
     return w
 
@@ -371,7 +420,7 @@ def aba(model: Model, data: Data, q, v, tau) -> np.ndarray:
     w = _work(model, data)
     bad = _aba(fm.parent, fm.jtype, fm.iq, fm.iv, fm.nvj, fm.axis, fm.plane, fm.PR, fm.Pp, fm.S,
                fm.inertia, data.a_gravity, q, v, tau, w.R, w.p, data.V, data.c, data.pa,
-               data.Ia, w.Ia_red, w.U, w.Dm, w.Dinv, w.u, data.A, w.X, w.B, w.Rj, w.inv_work,
+               data.Ia, w.Ia_red, w.U, w.Dm, w.Dinv, w.u, data.A, w.B, w.Rj, w.inv_work,
                w.t6, w.h6, w.ddq)
     if bad >= 0:
         raise ValueError(f"joint {model.joints[bad].name!r}: its articulated inertia Sᵀ IA S is "
@@ -609,7 +658,7 @@ def _acceleration(fm, a_world, stiffness, damping, rest, q, v, tau, w, ddq):
         if jtype[i] <= 1 and stiffness[o] != 0.0:
             tau[o] -= stiffness[o] * (q[iq[i]] - rest[iq[i]])
     return _aba(parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G, a_world, q, v, tau, R, p,
-                V, c, pa, Ia, Ia_red, U, Dm, Dinv, u, A, X, B, Rj, inv_work, t6, h6, ddq)
+                V, c, pa, Ia, Ia_red, U, Dm, Dinv, u, A, B, Rj, inv_work, t6, h6, ddq)
 
 
 @njit(cache=True)

@@ -229,3 +229,26 @@ def test_a_sprung_ball_joint_is_stepped_from_python():
     fast = simulate(model, q0, v0, 1e-3, 10, "rk4", backend="auto")
     ref = simulate(model, q0, v0, 1e-3, 10, "rk4")
     np.testing.assert_allclose(fast.q, ref.q, rtol=1e-11, atol=1e-12)
+
+
+def test_the_block_inertia_transform_is_the_congruence():
+    """``_inertia_to_parent_add`` (3×3 blocks) against ``Xᵀ A X`` formed with the 6×6 ``X``
+    (``tree_kernels``), random rotations, offsets and symmetric ``A``."""
+    from scipy.spatial.transform import Rotation
+
+    from dynamics.minimal.tree_kernels import _congruence_add, _X_matrix
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        R = Rotation.random(random_state=rng).as_matrix()
+        p = rng.normal(size=3)
+        A = rng.normal(size=(6, 6))
+        A = A + A.T
+        base = rng.normal(size=(6, 6))
+        expected, got = base.copy(), base.copy()
+        X = np.empty((6, 6))
+        _X_matrix(R, p, X)
+        _congruence_add(X, A, np.empty((6, 6)), expected)
+        multi_dof_kernels._inertia_to_parent_add(R, p, A, got, np.empty((6, 6)),
+                                                 np.empty((3, 3)))
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
