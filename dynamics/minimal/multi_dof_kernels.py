@@ -39,6 +39,7 @@ from .tree_kernels import (
     _cross_force,
     _cross_motion,
     _dlog_matrix,
+    _inertia_to_parent_add,
     _X_apply,
     _XT_add,
 )
@@ -191,59 +192,6 @@ def _placements(jtype, iq, axis, plane, PR, Pp, q, Rj, R, p):
 
 
 # -- ABA ---------------------------------------------------------------------------------------
-@njit(cache=True)
-def _rotate_block(R, A, i0, j0, M):
-    """``M[i0:i0+3, j0:j0+3] = R A[i0:i0+3, j0:j0+3] Rᵀ``."""
-    t00 = A[i0, j0] * R[0, 0] + A[i0, j0 + 1] * R[0, 1] + A[i0, j0 + 2] * R[0, 2]
-    t01 = A[i0, j0] * R[1, 0] + A[i0, j0 + 1] * R[1, 1] + A[i0, j0 + 2] * R[1, 2]
-    t02 = A[i0, j0] * R[2, 0] + A[i0, j0 + 1] * R[2, 1] + A[i0, j0 + 2] * R[2, 2]
-    t10 = A[i0 + 1, j0] * R[0, 0] + A[i0 + 1, j0 + 1] * R[0, 1] + A[i0 + 1, j0 + 2] * R[0, 2]
-    t11 = A[i0 + 1, j0] * R[1, 0] + A[i0 + 1, j0 + 1] * R[1, 1] + A[i0 + 1, j0 + 2] * R[1, 2]
-    t12 = A[i0 + 1, j0] * R[2, 0] + A[i0 + 1, j0 + 1] * R[2, 1] + A[i0 + 1, j0 + 2] * R[2, 2]
-    t20 = A[i0 + 2, j0] * R[0, 0] + A[i0 + 2, j0 + 1] * R[0, 1] + A[i0 + 2, j0 + 2] * R[0, 2]
-    t21 = A[i0 + 2, j0] * R[1, 0] + A[i0 + 2, j0 + 1] * R[1, 1] + A[i0 + 2, j0 + 2] * R[1, 2]
-    t22 = A[i0 + 2, j0] * R[2, 0] + A[i0 + 2, j0 + 1] * R[2, 1] + A[i0 + 2, j0 + 2] * R[2, 2]
-    for a in range(3):
-        M[i0 + a, j0] = R[a, 0] * t00 + R[a, 1] * t10 + R[a, 2] * t20
-        M[i0 + a, j0 + 1] = R[a, 0] * t01 + R[a, 1] * t11 + R[a, 2] * t21
-        M[i0 + a, j0 + 2] = R[a, 0] * t02 + R[a, 1] * t12 + R[a, 2] * t22
-
-
-@njit(cache=True)
-def _inertia_to_parent_add(R, p, A, out, M, H):
-    """``out += Xᵀ A X`` for a symmetric 6×6 ``A`` and ``X = Ad((R, p))⁻¹ =
-    [[Rᵀ, 0], [-Rᵀ p̂, Rᵀ]]`` (an articulated inertia moved to the parent frame), by 3×3
-    blocks: with ``Bᵢⱼ = R Aᵢⱼ Rᵀ``, ``C = p̂ B₂₂`` and ``H = B₁₂ p̂`` the result is
-    ``[[B₁₁ - H - Hᵀ - C p̂, B₁₂ + C], [(B₁₂ + C)ᵀ, B₂₂]]``: about half the products of
-    :func:`.tree_kernels._congruence_add`'s two 6×6 products. ``M`` (6×6), ``H`` (3×3):
-    scratch."""
-    _rotate_block(R, A, 0, 0, M)
-    _rotate_block(R, A, 0, 3, M)
-    _rotate_block(R, A, 3, 3, M)
-    p0, p1, p2 = p[0], p[1], p[2]
-    for j in range(3):                  # C = p̂ B22 (columns p × b) into M's lower left
-        b0, b1, b2 = M[3, 3 + j], M[4, 3 + j], M[5, 3 + j]
-        M[3, j] = p1 * b2 - p2 * b1
-        M[4, j] = p2 * b0 - p0 * b2
-        M[5, j] = p0 * b1 - p1 * b0
-    for a in range(3):                  # rows of H = B12 p̂ (bᵀ p̂ = (b × p)ᵀ)
-        b0, b1, b2 = M[a, 3], M[a, 4], M[a, 5]
-        H[a, 0] = b1 * p2 - b2 * p1
-        H[a, 1] = b2 * p0 - b0 * p2
-        H[a, 2] = b0 * p1 - b1 * p0
-    for a in range(3):
-        c0, c1, c2 = M[3 + a, 0], M[3 + a, 1], M[3 + a, 2]       # row a of C
-        cp0, cp1, cp2 = c1 * p2 - c2 * p1, c2 * p0 - c0 * p2, c0 * p1 - c1 * p0
-        out[a, 0] += M[a, 0] - H[a, 0] - H[0, a] - cp0
-        out[a, 1] += M[a, 1] - H[a, 1] - H[1, a] - cp1
-        out[a, 2] += M[a, 2] - H[a, 2] - H[2, a] - cp2
-        for b in range(3):
-            top = M[a, 3 + b] + M[3 + a, b]
-            out[a, 3 + b] += top
-            out[3 + b, a] += top
-            out[3 + a, 3 + b] += M[3 + a, 3 + b]
-
-
 @njit(cache=True)
 def _invert_spd(D, d, out, work):
     """``out[:d, :d] = D[:d, :d]⁻¹`` by Gauss-Jordan elimination without pivoting (``D``

@@ -232,11 +232,11 @@ def test_a_sprung_ball_joint_is_stepped_from_python():
 
 
 def test_the_block_inertia_transform_is_the_congruence():
-    """``_inertia_to_parent_add`` (3×3 blocks) against ``Xᵀ A X`` formed with the 6×6 ``X``
-    (``tree_kernels``), random rotations, offsets and symmetric ``A``."""
+    """``tree_kernels._inertia_to_parent_add`` (3×3 blocks; both ABAs use it) against
+    ``Xᵀ A X`` formed with the 6×6 ``X``, random rotations, offsets and symmetric ``A``."""
     from scipy.spatial.transform import Rotation
 
-    from dynamics.minimal.tree_kernels import _congruence_add, _X_matrix
+    from dynamics.minimal.tree_kernels import _congruence_add, _inertia_to_parent_add, _X_matrix
 
     rng = np.random.default_rng(0)
     for _ in range(20):
@@ -249,6 +249,5 @@ def test_the_block_inertia_transform_is_the_congruence():
         X = np.empty((6, 6))
         _X_matrix(R, p, X)
         _congruence_add(X, A, np.empty((6, 6)), expected)
-        multi_dof_kernels._inertia_to_parent_add(R, p, A, got, np.empty((6, 6)),
-                                                 np.empty((3, 3)))
+        _inertia_to_parent_add(R, p, A, got, np.empty((6, 6)), np.empty((3, 3)))
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
