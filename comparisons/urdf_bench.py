@@ -19,6 +19,9 @@ timed three ways in this process:
 * ``pinocchio_step_us``: the same semi-implicit Euler step written in Python around
   ``pin.aba`` and ``pin.integrate`` with ``τ = -d v``.
 
+An explicit loop that diverges over ``number`` steps (a stiff damper on a small inertia: the
+corpus hand at 1 ms) is not timed on its inf / NaN states: NaN, and the reason in ``note``.
+
 Each time is the best of ``repeats`` loops of ``number`` steps, the loops of the three
 simulators alternating, garbage collector off, after an untimed warm-up (numba compilation).
 The ratios are ``maximal / pinocchio``, ``minimal / pinocchio`` and ``maximal / minimal``
@@ -41,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from dynamics.maximal import Simulation
-from dynamics.minimal import Model, initial_state
+from dynamics.minimal import DivergenceError, Model, initial_state
 from dynamics.minimal.integrators import simulate as minimal_simulate
 from dynamics.minimal.integrators import step as minimal_step
 from dynamics.spec import SpecError
@@ -132,8 +135,8 @@ def _minimal_timers(spec, dt, number):
     def run():
         minimal_simulate(model, q0, v0, dt, number, "semi_implicit_euler", backend="auto")
 
-    steps()                                                    # compile, untimed
-    run()
+    run()                       # compile, untimed (simulate first: it names a diverging step)
+    steps()
     return [steps, run], model, backend
 
 
@@ -171,13 +174,20 @@ def _pinocchio_timer(path: Path, floating: bool, spec, model, dt, number):
     if model is not None and pm.nv != model.nv:
         raise AssertionError(f"{spec.name}: Pinocchio nv {pm.nv} != minimal nv {model.nv}")
 
-    def run():
+    def loop():
         q, v = q0, v0
         for _ in range(number):
             v = v + dt * pin.aba(pm, pd, q, v, -damping * v)
             q = pin.integrate(pm, q, dt * v)
+        return q, v
 
-    run()
+    def run():                  # the timed call (_best_of times a function returning None)
+        loop()
+
+    q, v = loop()
+    if not (np.isfinite(q).all() and np.isfinite(v).all()):
+        raise DivergenceError(f"semi_implicit_euler diverged within {number} steps of "
+                              f"dt = {dt:g} (a non-finite state)", step=None, time=number * dt)
     return run, pm.nv
 
 
@@ -235,9 +245,13 @@ def urdf_timings(corpus_dir=None, *, robots: Collection[str] | None = None,
             timers, model, backend = _minimal_timers(spec, dt, number)
             fns += timers
             names += ["minimal_step", "minimal_run"]
-        except SpecError as exc:
+        except (SpecError, DivergenceError) as exc:
             notes.append(_reason("minimal", exc))
-        pin_timer = _pinocchio_timer(path, floating, spec, model, dt, number)
+        try:
+            pin_timer = _pinocchio_timer(path, floating, spec, model, dt, number)
+        except DivergenceError as exc:
+            pin_timer = None
+            notes.append(_reason("Pinocchio", exc))
         nv = model.nv if model is not None else None
         if pin_timer is not None:
             fns.append(pin_timer[0])

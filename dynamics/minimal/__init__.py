@@ -2,11 +2,12 @@
 
 Modules: :mod:`.spatial` (SE(3) algebra), :mod:`.joints`, :mod:`.model`, :mod:`.configuration`,
 :mod:`.algorithms` (FK, RNEA, ABA, CRBA, energies), :mod:`.forces` (joint springs / dampers),
-:mod:`.results` (:class:`SimulationResult`, :class:`ConvergenceError`),
+:mod:`.results` (:class:`SimulationResult`, :class:`ConvergenceError`, :class:`DivergenceError`),
 :mod:`.integrators` (explicit Euler, semi-implicit Euler, RKMK4, :func:`simulate`),
 :mod:`.variational` (DRNEA, RIQN / Newton / Broyden), :mod:`.galerkin` (the higher-order
 Lobatto Galerkin variational integrators of Fan, Schultz & Murphey 2018, Newton with the exact
-Jacobian), :mod:`.tree_kernels` (numba kernels for revolute / prismatic trees) and
+Jacobian), :mod:`.tree_kernels` (numba kernels for revolute / prismatic trees),
+:mod:`.multi_dof_kernels` (numba ABA, ``⊕`` and explicit loops with every built-in joint) and
 :mod:`.general_joint` (Si & Guenter's general scleronomic joints: ``T(q)`` in sympy, ``S`` and
 ``Ṡ`` derived; plug in with ``Model(spec, custom_joints=...)``).
 
@@ -58,7 +59,7 @@ from .joints import (
     SphericalJoint,
 )
 from .model import SUPPORTED_JOINTS, Data, Model, TreeModelError
-from .results import ConvergenceError, SimulationResult
+from .results import ConvergenceError, DivergenceError, SimulationResult
 from .variational import drnea, impulse_aba, simulate_variational
 
 __all__ = [
@@ -69,6 +70,6 @@ __all__ = [
     "neutral", "integrate", "difference", "normalize", "random_configuration",
     "from_spec_coordinates", "to_spec_coordinates", "initial_state",
     "joint_forces", "spring_energy", "total_energy", "simulate", "SimulationResult",
-    "drnea", "impulse_aba", "simulate_variational", "ConvergenceError",
+    "drnea", "impulse_aba", "simulate_variational", "ConvergenceError", "DivergenceError",
     "GeneralJoint", "GeneralJointError",
 ]

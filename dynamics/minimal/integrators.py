@@ -41,7 +41,7 @@ from .algorithms import aba
 from .configuration import as_vector, check_configuration, check_run, integrate
 from .forces import joint_forces, joint_springs, spring_energy, total_energy
 from .model import Data, Model
-from .results import SimulationResult
+from .results import DivergenceError, SimulationResult
 from .variational import BACKENDS, simulate_variational
 
 __all__ = ["EXPLICIT_METHODS", "VARIATIONAL_METHODS", "BACKENDS", "SimulationResult", "step",
@@ -119,6 +119,8 @@ def step(model: Model, data: Data, q, v, dt: float, method: str = "rk4", *, t: f
     ------
     ValueError
         Unknown method, wrong lengths, non-unit quaternions.
+    DivergenceError
+        The step's result is not finite (``dt`` too large for a stiff joint damper or spring).
 
     Examples
     --------
@@ -135,10 +137,10 @@ def step(model: Model, data: Data, q, v, dt: float, method: str = "rk4", *, t: f
     fd, plus, rate = _compiled_kernels(model, backend)
     if method == "euler":
         a = _acceleration(model, data, t, q, v, controller, fd)
-        return plus(model, q, dt * v), v + dt * a
+        return _finite_state(plus(model, q, dt * v), v + dt * a, method, t, dt)
     if method == "semi_implicit_euler":
         v1 = v + dt * _acceleration(model, data, t, q, v, controller, fd)
-        return plus(model, q, dt * v1), v1
+        return _finite_state(plus(model, q, dt * v1), v1, method, t, dt)
     # Runge-Kutta-Munthe-Kaas 4 in the tangent space at q
     zero = np.zeros(model.nv)
     kd, kv = [], []
@@ -149,7 +151,16 @@ def step(model: Model, data: Data, q, v, dt: float, method: str = "rk4", *, t: f
         kd.append(vs if prev is None else rate(model, delta, vs))
         kv.append(_acceleration(model, data, t + c * dt, qs, vs, controller, fd))
     delta = dt / 6.0 * (kd[0] + 2.0 * kd[1] + 2.0 * kd[2] + kd[3])
-    return plus(model, q, delta), v + dt / 6.0 * (kv[0] + 2.0 * kv[1] + 2.0 * kv[2] + kv[3])
+    return _finite_state(plus(model, q, delta),
+                         v + dt / 6.0 * (kv[0] + 2.0 * kv[1] + 2.0 * kv[2] + kv[3]), method, t, dt)
+
+
+def _finite_state(q: np.ndarray, v: np.ndarray, method: str, t: float,
+                  dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(q, v)``, or :class:`~.results.DivergenceError` if either is not finite."""
+    if not (np.isfinite(q).all() and np.isfinite(v).all()):
+        raise DivergenceError.explicit(method, dt, t + dt)
+    return q, v
 
 
 def simulate(model: Model, q0, v0, dt: float, steps: int, method: str = "rk4",
@@ -188,6 +199,9 @@ def simulate(model: Model, q0, v0, dt: float, steps: int, method: str = "rk4",
     ------
     ValueError
         Unknown method, ``dt <= 0``, ``steps < 0``, wrong lengths, non-unit quaternions.
+    DivergenceError
+        An explicit step whose result is not finite (naming the step): ``dt`` is too large
+        for the mechanism's stiffest mode.
     dynamics.minimal.variational.ConvergenceError
         A variational step that does not converge.
 
@@ -227,8 +241,11 @@ def simulate(model: Model, q0, v0, dt: float, steps: int, method: str = "rk4",
         Q[0], Vs[0] = q, v
         for k in range(steps):
             start = time.perf_counter()
-            q, v = step(model, data, q, v, dt, method, t=k * dt, controller=controller,
-                        backend=backend)
+            try:
+                q, v = step(model, data, q, v, dt, method, t=k * dt, controller=controller,
+                            backend=backend)
+            except DivergenceError:
+                raise DivergenceError.explicit(method, dt, (k + 1) * dt, k + 1) from None
             times[k] = time.perf_counter() - start
             Q[k + 1], Vs[k + 1] = q, v
     energy = np.empty(steps + 1)

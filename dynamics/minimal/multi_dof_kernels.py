@@ -34,7 +34,8 @@ from numba import njit
 
 from .configuration import as_vector
 from .data import Data
-from .model import Model
+from .model import Model, SingularArticulatedInertiaError
+from .results import DivergenceError
 from .tree_kernels import (
     _cross_force,
     _cross_motion,
@@ -195,8 +196,9 @@ def _placements(jtype, iq, axis, plane, PR, Pp, q, Rj, R, p):
 @njit(cache=True)
 def _invert_spd(D, d, out, work):
     """``out[:d, :d] = D[:d, :d]⁻¹`` by Gauss-Jordan elimination without pivoting (``D``
-    symmetric positive definite: ``Sᵀ IA S``); ``work``: d×2d scratch. Returns False for a
-    non-positive pivot (a joint whose articulated inertia is singular)."""
+    symmetric positive definite: ``Sᵀ IA S``); ``work``: d×2d scratch. Returns 0, or 1 for a
+    non-positive pivot (a joint whose articulated inertia is singular), 2 for a non-finite one
+    (a non-finite state)."""
     for r in range(d):
         for c in range(d):
             work[r, c] = D[r, c]
@@ -204,7 +206,9 @@ def _invert_spd(D, d, out, work):
     for k in range(d):
         piv = work[k, k]
         if not piv > 0.0:
-            return False
+            return 1 if piv == piv else 2
+        if piv == np.inf:
+            return 2
         inv = 1.0 / piv
         for c in range(2 * d):
             work[k, c] *= inv
@@ -217,14 +221,15 @@ def _invert_spd(D, d, out, work):
     for r in range(d):
         for c in range(d):
             out[r, c] = work[r, d + c]
-    return True
+    return 0
 
 
 @njit(cache=True)
 def _aba(parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G, a_world, q, v, tau, R, p, V, c,
          pa, Ia, Ia_red, U, Dm, Dinv, u, A, B, Rj, inv_work, t6, h6, ddq):
-    """Featherstone's ABA (Table 7.1) with multi-DOF joints into ``ddq``; returns the first
-    joint whose ``Sᵀ IA S`` is not positive definite, or -1."""
+    """Featherstone's ABA (Table 7.1) with multi-DOF joints into ``ddq``; returns ``(code,
+    joint)``: ``(0, -1)``, or :func:`_invert_spd`'s code and the joint where ``Sᵀ IA S`` is not
+    positive definite (1) or not finite (2)."""
     n = parent.shape[0]
     _placements(jtype, iq, axis, plane, PR, Pp, q, Rj, R, p)
     for i in range(n):                              # velocities and bias forces, root first
@@ -272,8 +277,9 @@ def _aba(parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G, a_world, q, v, t
             for t in range(6):
                 acc += S[i, t, a] * pa[i, t]
             u[o + a] = tau[o + a] - acc
-        if not _invert_spd(Dm, d, Dinv[i], inv_work):
-            return i
+        code = _invert_spd(Dm, d, Dinv[i], inv_work)
+        if code:
+            return code, i
         if k < 0:
             continue
         # UD = U D⁻¹ (6×d) into B's first columns; Ia_red = Ia - UD Uᵀ; pa_i = pa + Ia_red c + UD u
@@ -318,7 +324,14 @@ def _aba(parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G, a_world, q, v, t
             for j in range(d):
                 acc += S[i, r, j] * ddq[o + j]
             A[i, r] = acc
-    return -1
+    return 0, -1
+
+
+def _raise_singular(model: Model, joint: int, where: str) -> None:
+    name = model.joints[joint].name
+    raise SingularArticulatedInertiaError(
+        f"joint {name!r}: its articulated inertia Sᵀ IA S is not positive definite{where} (a "
+        "massless subtree?)", [name])
 
 
 @dataclass
@@ -358,21 +371,23 @@ def aba(model: Model, data: Data, q, v, tau) -> np.ndarray:
     Raises
     ------
     ValueError
-        Wrong lengths, an unsupported joint (naming it) or a joint whose articulated inertia
-        ``Sᵀ IA S`` is not positive definite (naming it).
+        Wrong lengths or an unsupported joint (naming it).
+    SingularArticulatedInertiaError
+        A joint whose articulated inertia ``Sᵀ IA S`` is not positive definite (naming it).
     """
     fm = multi_dof_model(model)
     q = as_vector(q, model.nq, "q", "model.nq")
     v = as_vector(v, model.nv, "v", "model.nv")
     tau = as_vector(tau, model.nv, "tau", "model.nv")
     w = _work(model, data)
-    bad = _aba(fm.parent, fm.jtype, fm.iq, fm.iv, fm.nvj, fm.axis, fm.plane, fm.PR, fm.Pp, fm.S,
-               fm.inertia, data.a_gravity, q, v, tau, w.R, w.p, data.V, data.c, data.pa,
-               data.Ia, w.Ia_red, w.U, w.Dm, w.Dinv, w.u, data.A, w.B, w.Rj, w.inv_work,
-               w.t6, w.h6, w.ddq)
-    if bad >= 0:
-        raise ValueError(f"joint {model.joints[bad].name!r}: its articulated inertia Sᵀ IA S is "
-                         "not positive definite (a massless subtree?)")
+    code, joint = _aba(fm.parent, fm.jtype, fm.iq, fm.iv, fm.nvj, fm.axis, fm.plane, fm.PR,
+                       fm.Pp, fm.S, fm.inertia, data.a_gravity, q, v, tau, w.R, w.p, data.V,
+                       data.c, data.pa, data.Ia, w.Ia_red, w.U, w.Dm, w.Dinv, w.u, data.A, w.B,
+                       w.Rj, w.inv_work, w.t6, w.h6, w.ddq)
+    if code == 1:
+        _raise_singular(model, joint, "")
+    if code == 2:                       # non-finite input: NaN out, as the reference
+        w.ddq[:] = np.nan
     data.ddq[:] = w.ddq
     return w.ddq.copy()
 
@@ -596,7 +611,7 @@ EXPLICIT_CODES = {"euler": 0, "semi_implicit_euler": 1, "rk4": 2}
 def _acceleration(fm, a_world, stiffness, damping, rest, q, v, tau, w, ddq):
     """ABA of ``(q, v)`` with the joints' spring and damper forces ``-k (q - q_rest) - d v``
     (springs on one-coordinate joints only: :func:`simulate_explicit` checks) into ``ddq``;
-    returns :func:`_aba`'s code."""
+    returns :func:`_aba`'s ``(code, joint)``."""
     parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G = fm
     R, p, V, c, pa, Ia, Ia_red, U, Dm, Dinv, u, A, X, B, Rj, inv_work, t6, h6 = w
     for i in range(jtype.shape[0]):
@@ -613,28 +628,33 @@ def _acceleration(fm, a_world, stiffness, damping, rest, q, v, tau, w, ddq):
 def _explicit_run(method, fm, a_world, stiffness, damping, rest, dt, Q, Vs, w, tau, kd, kv, qs,
                   vs, delta):
     """Rows ``1 ..`` of ``Q``, ``Vs`` from row 0 by ``method`` (:data:`EXPLICIT_CODES`), as
-    :func:`.integrators.step` takes them; returns ``(k, joint)``: the step and joint whose
-    articulated inertia failed, or ``(-1, -1)``."""
+    :func:`.integrators.step` takes them; returns ``(code, step, joint)``: ``(0, -1, -1)``, or
+    1 and the step and joint whose articulated inertia is singular, or 2 and the first step
+    whose result is not finite (the method diverged)."""
     jtype, iq, iv, nvj, S = fm[1], fm[2], fm[3], fm[4], fm[9]
     Rj = w[14]
     nv = Vs.shape[1]
     for k in range(Q.shape[0] - 1):
         q, v, qn, vn = Q[k], Vs[k], Q[k + 1], Vs[k + 1]
         if method <= 1:
-            bad = _acceleration(fm, a_world, stiffness, damping, rest, q, v, tau, w, kv[0])
-            if bad >= 0:
-                return k, bad
+            code, bad = _acceleration(fm, a_world, stiffness, damping, rest, q, v, tau, w,
+                                      kv[0])
+            if code:
+                return _failure(code, k, bad)
             for j in range(nv):
                 vn[j] = v[j] + dt * kv[0, j]
                 delta[j] = dt * (v[j] if method == 0 else vn[j])
             _integrate(jtype, iq, iv, q, delta, qn, Rj)
+            if not (_finite(vn) and _finite(qn)):
+                return 2, k + 1, -1
             continue
         # Runge-Kutta-Munthe-Kaas 4 (integrators.step): stages at c = 0, 1/2, 1/2, 1
         for stage in range(4):
             if stage == 0:
                 for j in range(nv):
                     kd[0, j] = v[j]
-                bad = _acceleration(fm, a_world, stiffness, damping, rest, q, v, tau, w, kv[0])
+                code, bad = _acceleration(fm, a_world, stiffness, damping, rest, q, v, tau, w,
+                                          kv[0])
             else:
                 cdt = (0.5 if stage < 3 else 1.0) * dt
                 for j in range(nv):
@@ -643,16 +663,36 @@ def _explicit_run(method, fm, a_world, stiffness, damping, rest, dt, Q, Vs, w, t
                 _integrate(jtype, iq, iv, q, delta, qs, Rj)
                 # (scratch: t6, h6 and X of the ABA work, free between ABA calls)
                 _tangent_rate(jtype, iv, nvj, S, delta, vs, kd[stage], w[16], w[17], w[12])
-                bad = _acceleration(fm, a_world, stiffness, damping, rest, qs, vs, tau, w,
-                                    kv[stage])
-            if bad >= 0:
-                return k, bad
+                code, bad = _acceleration(fm, a_world, stiffness, damping, rest, qs, vs, tau, w,
+                                          kv[stage])
+            if code:
+                return _failure(code, k, bad)
         h = dt / 6.0
         for j in range(nv):
             delta[j] = h * (kd[0, j] + 2.0 * kd[1, j] + 2.0 * kd[2, j] + kd[3, j])
             vn[j] = v[j] + h * (kv[0, j] + 2.0 * kv[1, j] + 2.0 * kv[2, j] + kv[3, j])
         _integrate(jtype, iq, iv, q, delta, qn, Rj)
-    return -1, -1
+        if not (_finite(vn) and _finite(qn)):
+            return 2, k + 1, -1
+    return 0, -1, -1
+
+
+@njit(cache=True)
+def _failure(code, k, joint):
+    """:func:`_explicit_run`'s result for an ABA that failed with ``code`` in step ``k`` (from
+    0): a singular joint, or a non-finite pivot (a state that overflowed: step ``k + 1``
+    diverges)."""
+    if code == 1:
+        return 1, k, joint
+    return 2, k + 1, -1
+
+
+@njit(cache=True)
+def _finite(x):
+    for i in range(x.shape[0]):
+        if not abs(x[i]) < np.inf:
+            return False
+    return True
 
 
 def simulate_explicit(model: Model, q0: np.ndarray, v0: np.ndarray, dt: float, steps: int,
@@ -667,8 +707,11 @@ def simulate_explicit(model: Model, q0: np.ndarray, v0: np.ndarray, dt: float, s
     Raises
     ------
     ValueError
-        An unsupported joint, or one whose articulated inertia is not positive definite
-        (naming it and the step).
+        An unsupported joint (naming it).
+    SingularArticulatedInertiaError
+        A joint whose articulated inertia is not positive definite (naming it and the step).
+    DivergenceError
+        A step whose result is not finite (naming it).
     """
     from .forces import joint_springs
 
@@ -688,13 +731,14 @@ def simulate_explicit(model: Model, q0: np.ndarray, v0: np.ndarray, dt: float, s
     arrays = (fm.parent, fm.jtype, fm.iq, fm.iv, fm.nvj, fm.axis, fm.plane, fm.PR, fm.Pp, fm.S,
               fm.inertia)
     a_world = np.concatenate([np.zeros(3), -fm.gravity])
-    k, bad = _explicit_run(EXPLICIT_CODES[method], arrays, a_world,
-                           np.ascontiguousarray(springs.stiffness),
-                           np.ascontiguousarray(springs.damping),
-                           np.ascontiguousarray(springs.rest), float(dt), Q, Vs, w,
-                           np.zeros(nv), np.zeros((4, nv)), np.zeros((4, nv)),
-                           np.zeros(model.nq), np.zeros(nv), np.zeros(nv))
-    if bad >= 0:
-        raise ValueError(f"joint {model.joints[bad].name!r}: its articulated inertia Sᵀ IA S is "
-                         f"not positive definite at step {k} (a massless subtree?)")
+    code, k, bad = _explicit_run(EXPLICIT_CODES[method], arrays, a_world,
+                                 np.ascontiguousarray(springs.stiffness),
+                                 np.ascontiguousarray(springs.damping),
+                                 np.ascontiguousarray(springs.rest), float(dt), Q, Vs, w,
+                                 np.zeros(nv), np.zeros((4, nv)), np.zeros((4, nv)),
+                                 np.zeros(model.nq), np.zeros(nv), np.zeros(nv))
+    if code == 1:
+        _raise_singular(model, bad, f" at step {k}")
+    if code == 2:
+        raise DivergenceError.explicit(method, dt, k * dt, k)
     return Q, Vs

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SimulationResult", "StepResult", "ConvergenceError", "MomentumTrajectory",
-           "StepFailure"]
+__all__ = ["SimulationResult", "StepResult", "ConvergenceError", "DivergenceError",
+           "MomentumTrajectory", "StepFailure"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,29 @@ class ConvergenceError(RuntimeError):
                  residual: float = np.inf):
         super().__init__(message)
         self.step, self.iterations, self.residual = step, iterations, residual
+
+
+class DivergenceError(ArithmeticError):
+    """An explicit integrator's state became non-finite: the method diverged, the step ``dt``
+    being too large for the mechanism's stiffest mode (a joint damper or spring on a small
+    inertia: semi-implicit Euler needs about ``d Δt / I < 2``). Carries ``step`` (the first
+    step whose result is not finite, from 1; ``None`` from a single ``step`` call) and ``time``
+    (its end)."""
+
+    def __init__(self, message: str, *, step: int | None, time: float):
+        super().__init__(message)
+        self.step, self.time = step, time
+
+    @classmethod
+    def explicit(cls, method: str, dt: float, time: float,
+                 step: int | None = None) -> DivergenceError:
+        """The error of an explicit ``method`` whose step ending at ``time`` (step ``step``
+        from 1, if known) gave a non-finite state."""
+        where = f"step {step}" if step is not None else "the step"
+        return cls(f"{method} diverged: {where} to t = {time:.6g} s gave a non-finite state; "
+                   f"dt = {dt:g} is too large for the mechanism's stiffest mode (joint dampers "
+                   "or springs on small inertias): take a smaller dt, or an implicit "
+                   "integrator", step=step, time=time)
 
 
 @dataclass(frozen=True)

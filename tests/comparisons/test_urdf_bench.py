@@ -3,6 +3,7 @@ assertions)."""
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 
 import numpy as np
@@ -41,3 +42,17 @@ def test_two_robots_one_repeat(tmp_path):
     assert json.loads(out.with_suffix(".json").read_text())["benchmark"] == "urdf"
     text = urdf_bench.markdown_table(rows)
     assert text.count("\n") == 1 + len(rows) and "mobile_base_planar" in text
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_diverging_explicit_loop_is_not_timed():
+    """The corpus hand's stiff finger dampers make semi-implicit Euler at 1 ms overflow within
+    100 steps (minimal and Pinocchio alike): NaN and the reason instead of a time measured on
+    inf / NaN states; the implicit maximal step is timed."""
+    (hand,) = urdf_bench.urdf_timings(robots=("hand_16dof",), number=100, repeats=1)
+    assert np.isnan(hand["minimal_step_us"]) and np.isnan(hand["minimal_run_us"])
+    assert "minimal: semi_implicit_euler diverged: step" in hand["note"]
+    assert hand["maximal_run_us"] > 0
+    assert np.isnan(hand["pinocchio_step_us"])
+    if importlib.util.find_spec("pinocchio") is not None:
+        assert "Pinocchio: semi_implicit_euler diverged within 100 steps" in hand["note"]

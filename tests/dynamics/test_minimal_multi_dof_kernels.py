@@ -12,6 +12,7 @@ import pytest
 
 from dynamics import models
 from dynamics.minimal import (
+    DivergenceError,
     Model,
     aba,
     integrate,
@@ -22,6 +23,7 @@ from dynamics.minimal import (
     simulate,
 )
 from dynamics.minimal.integrators import step, tangent_rate
+from dynamics.minimal.model import SingularArticulatedInertiaError
 from dynamics.urdf import load_urdf
 from tests.dynamics.minimal_trees import pin_configuration, random_spec, random_tree_urdf, rel_error
 
@@ -177,6 +179,29 @@ def test_wrong_lengths_are_named():
         multi_dof_kernels.mechanical_energies(model, q[None], np.zeros((2, 6)))
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")    # the reference's overflowing steps
+@pytest.mark.parametrize("backend", ["reference", "auto"])
+@pytest.mark.parametrize("method", ["euler", "semi_implicit_euler", "rk4"])
+def test_a_diverging_explicit_integration_is_a_clear_error(backend, method):
+    """The corpus hand's finger dampers on millimetre links make explicit steps of 1 ms
+    unstable (semi-implicit Euler's state overflows at step 14): both loops raise
+    ``DivergenceError`` naming the step instead of returning inf / NaN; 0.1 ms is stable."""
+    model = _corpus("hand_16dof", False)
+    q0 = random_configuration(model, np.random.default_rng(0))
+    v0 = np.zeros(model.nv)
+    with pytest.raises(DivergenceError, match=r"diverged: step \d+ to t = ") as info:
+        simulate(model, q0, v0, 1e-3, 200, method, backend=backend)
+    assert 1 <= info.value.step <= 200
+    assert info.value.time == pytest.approx(info.value.step * 1e-3)
+    res = simulate(model, q0, v0, 1e-4, 200, method, backend=backend)
+    assert np.isfinite(res.q).all()
+    data = model.create_data()
+    with pytest.raises(DivergenceError, match="the step to t = "):
+        q, v = q0, v0
+        for k in range(200):
+            q, v = step(model, data, q, v, 1e-3, method, t=k * 1e-3, backend=backend)
+
+
 def test_a_singular_articulated_inertia_is_named():
     """A ball joint carrying a body without rotational inertia about the joint (a point mass
     on the joint): ``Sᵀ IA S`` is zero, which the kernel reports by joint."""
@@ -186,8 +211,13 @@ def test_a_singular_articulated_inertia_is_named():
     model._multi_dof_model = dataclasses.replace(fm, inertia=np.zeros_like(fm.inertia))
     data = model.create_data()
     q = random_configuration(model, np.random.default_rng(0))
-    with pytest.raises(ValueError, match="joint1.*not positive definite"):
+    with pytest.raises(SingularArticulatedInertiaError, match="joint1.*not positive definite"):
         multi_dof_kernels.aba(model, data, q, np.zeros(3), np.zeros(3))
+    with pytest.raises(SingularArticulatedInertiaError, match="joint1.*at step 0"):
+        multi_dof_kernels.simulate_explicit(model, q, np.zeros(3), 1e-3, 3, "rk4")
+    # a non-finite state is not a singular joint: NaN out, as the reference
+    assert np.isnan(multi_dof_kernels.aba(Model(models.pendulum(1, "spherical")), data, q,
+                                          np.full(3, np.nan), np.zeros(3))).all()
 
 
 @pytest.mark.parametrize("method", ["euler", "semi_implicit_euler", "rk4"])
