@@ -121,8 +121,7 @@ def _maximal_timers(spec, dt, number):
     return [steps, run], iterations
 
 
-def _minimal_timers(spec, dt, number):
-    model = Model(spec)
+def _minimal_timers(model, dt, number):
     data = model.create_data()
     q0, v0 = initial_state(model)
     backend = "compiled" if _compiled_supported(model) else "reference"
@@ -137,7 +136,7 @@ def _minimal_timers(spec, dt, number):
 
     run()                       # compile, untimed (simulate first: it names a diverging step)
     steps()
-    return [steps, run], model, backend
+    return [steps, run], backend
 
 
 def _compiled_supported(model) -> bool:
@@ -242,7 +241,8 @@ def urdf_timings(corpus_dir=None, *, robots: Collection[str] | None = None,
             notes.append(_reason("maximal", exc))
         model, backend = None, ""
         try:
-            timers, model, backend = _minimal_timers(spec, dt, number)
+            model = Model(spec)
+            timers, backend = _minimal_timers(model, dt, number)
             fns += timers
             names += ["minimal_step", "minimal_run"]
         except (SpecError, DivergenceError) as exc:

@@ -31,6 +31,7 @@ J. Lee, C. K. Liu, F. C. Park, S. S. Srinivasa (2016), §4.2 (semi-implicit Eule
 """
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
@@ -157,8 +158,9 @@ def step(model: Model, data: Data, q, v, dt: float, method: str = "rk4", *, t: f
 
 def _finite_state(q: np.ndarray, v: np.ndarray, method: str, t: float,
                   dt: float) -> tuple[np.ndarray, np.ndarray]:
-    """``(q, v)``, or :class:`~.results.DivergenceError` if either is not finite."""
-    if not (np.isfinite(q).all() and np.isfinite(v).all()):
+    """``(q, v)``, or :class:`~.results.DivergenceError` if either is not finite (or so large
+    that its square overflows: one test of two dot products)."""
+    if not math.isfinite(np.dot(q, q) + np.dot(v, v)):
         raise DivergenceError.explicit(method, dt, t + dt)
     return q, v
 
