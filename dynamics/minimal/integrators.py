@@ -250,12 +250,10 @@ def simulate(model: Model, q0, v0, dt: float, steps: int, method: str = "rk4",
                 raise DivergenceError.explicit(method, dt, (k + 1) * dt, k + 1) from None
             times[k] = time.perf_counter() - start
             Q[k + 1], Vs[k + 1] = q, v
-    energy = np.empty(steps + 1)
     if energies is not None:
         energy = energies(Q, Vs)
     else:
-        for k in range(steps + 1):
-            energy[k] = total_energy(model, data, Q[k], Vs[k])
+        energy = np.array([total_energy(model, data, Q[k], Vs[k]) for k in range(steps + 1)])
     return SimulationResult(dt * np.arange(steps + 1), Q, Vs, energy, times, method)
 
 

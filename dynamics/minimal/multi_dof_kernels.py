@@ -40,6 +40,7 @@ from .tree_kernels import (
     _cross_force,
     _cross_motion,
     _dlog_matrix,
+    _gravity_potential,
     _inertia_to_parent_add,
     _X_apply,
     _XT_add,
@@ -538,7 +539,6 @@ def _energies(parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G, mass, first
         q, v = Q[k], Vs[k]
         _placements(jtype, iq, axis, plane, PR, Pp, q, Rj, R, p)
         kinetic = 0.0
-        potential = 0.0
         for i in range(n):
             a, d, o = parent[i], nvj[i], iv[i]
             for r in range(6):
@@ -550,29 +550,15 @@ def _energies(parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G, mass, first
                 _X_apply(R[i], p[i], V[a], V[i])
                 for r in range(6):
                     V[i, r] += t6[r]
-                for r in range(3):
-                    for c in range(3):
-                        Rw[i, r, c] = (Rw[a, r, 0] * R[i, 0, c] + Rw[a, r, 1] * R[i, 1, c]
-                                       + Rw[a, r, 2] * R[i, 2, c])
-                    pw[i, r] = pw[a, r] + (Rw[a, r, 0] * p[i, 0] + Rw[a, r, 1] * p[i, 1]
-                                           + Rw[a, r, 2] * p[i, 2])
             else:
                 for r in range(6):
                     V[i, r] = t6[r]
-                for r in range(3):
-                    for c in range(3):
-                        Rw[i, r, c] = R[i, r, c]
-                    pw[i, r] = p[i, r]
             for r in range(6):
                 acc = 0.0
                 for c in range(6):
                     acc += G[i, r, c] * V[i, c]
                 kinetic += 0.5 * V[i, r] * acc
-            for r in range(3):
-                x = mass[i] * pw[i, r] + (Rw[i, r, 0] * first_moment[i, 0]
-                                          + Rw[i, r, 1] * first_moment[i, 1]
-                                          + Rw[i, r, 2] * first_moment[i, 2])
-                potential -= gravity[r] * x
+        potential = _gravity_potential(parent, R, p, mass, first_moment, gravity, Rw, pw)
         out[k] = kinetic + potential
 
 
@@ -613,7 +599,7 @@ def _acceleration(fm, a_world, stiffness, damping, rest, q, v, tau, w, ddq):
     (springs on one-coordinate joints only: :func:`simulate_explicit` checks) into ``ddq``;
     returns :func:`_aba`'s ``(code, joint)``."""
     parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G = fm
-    R, p, V, c, pa, Ia, Ia_red, U, Dm, Dinv, u, A, X, B, Rj, inv_work, t6, h6 = w
+    R, p, V, c, pa, Ia, Ia_red, U, Dm, Dinv, u, A, B, Rj, inv_work, t6, h6 = w[:17]
     for i in range(jtype.shape[0]):
         o, d = iv[i], nvj[i]
         for j in range(d):
@@ -632,7 +618,7 @@ def _explicit_run(method, fm, a_world, stiffness, damping, rest, dt, Q, Vs, w, t
     1 and the step and joint whose articulated inertia is singular, or 2 and the first step
     whose result is not finite (the method diverged)."""
     jtype, iq, iv, nvj, S = fm[1], fm[2], fm[3], fm[4], fm[9]
-    Rj = w[14]
+    Rj = w[13]
     nv = Vs.shape[1]
     for k in range(Q.shape[0] - 1):
         q, v, qn, vn = Q[k], Vs[k], Q[k + 1], Vs[k + 1]
@@ -661,8 +647,8 @@ def _explicit_run(method, fm, a_world, stiffness, damping, rest, dt, Q, Vs, w, t
                     delta[j] = cdt * kd[stage - 1, j]
                     vs[j] = v[j] + cdt * kv[stage - 1, j]
                 _integrate(jtype, iq, iv, q, delta, qs, Rj)
-                # (scratch: t6, h6 and X of the ABA work, free between ABA calls)
-                _tangent_rate(jtype, iv, nvj, S, delta, vs, kd[stage], w[16], w[17], w[12])
+                # (scratch: t6 and h6 of the ABA, free between its calls, and w's 6×6)
+                _tangent_rate(jtype, iv, nvj, S, delta, vs, kd[stage], w[15], w[16], w[17])
                 code, bad = _acceleration(fm, a_world, stiffness, damping, rest, qs, vs, tau, w,
                                           kv[stage])
             if code:
@@ -720,17 +706,17 @@ def simulate_explicit(model: Model, q0: np.ndarray, v0: np.ndarray, dt: float, s
     multi = fm.nvj > 1
     if np.any(springs.stiffness[np.repeat(multi, fm.nvj)]):
         return None
-    n, nv = model.njoints, model.nv
+    nv = model.nv
     Q, Vs = np.empty((steps + 1, model.nq)), np.empty((steps + 1, nv))
     Q[0], Vs[0] = q0, v0
-    w = (np.zeros((n, 3, 3)), np.zeros((n, 3)), np.zeros((n, 6)), np.zeros((n, 6)),
-         np.zeros((n, 6)), np.zeros((n, 6, 6)), np.zeros((6, 6)), np.zeros((n, 6, 6)),
-         np.zeros((6, 6)), np.zeros((n, 6, 6)), np.zeros(nv), np.zeros((n, 6)),
-         np.zeros((6, 6)), np.zeros((6, 6)), np.zeros((3, 3)), np.zeros((6, 12)), np.zeros(6),
-         np.zeros(6))
+    data = model.create_data()
+    wk = _work(model, data)
+    # the ABA's arrays (as :func:`aba` passes them), then a 6×6 scratch of tangent_rate's dlog
+    w = (wk.R, wk.p, data.V, data.c, data.pa, data.Ia, wk.Ia_red, wk.U, wk.Dm, wk.Dinv, wk.u,
+         data.A, wk.B, wk.Rj, wk.inv_work, wk.t6, wk.h6, np.zeros((6, 6)))
     arrays = (fm.parent, fm.jtype, fm.iq, fm.iv, fm.nvj, fm.axis, fm.plane, fm.PR, fm.Pp, fm.S,
               fm.inertia)
-    a_world = np.concatenate([np.zeros(3), -fm.gravity])
+    a_world = data.a_gravity
     code, k, bad = _explicit_run(EXPLICIT_CODES[method], arrays, a_world,
                                  np.ascontiguousarray(springs.stiffness),
                                  np.ascontiguousarray(springs.damping),

@@ -762,18 +762,37 @@ def _momentum_next(parent, jtype, axis, Rn, pn, dR, dp, mu, Fg_next, dt, stiffne
 @njit(cache=True)
 def _potential(parent, R, p, mass, first_moment, gvec, stiffness, rest, q):
     n = R.shape[0]
-    Rw, pw = np.empty((n, 3, 3)), np.empty((n, 3))
-    total = 0.0
+    total = _gravity_potential(parent, R, p, mass, first_moment, gvec, np.empty((n, 3, 3)),
+                               np.empty((n, 3)))
     for i in range(n):
-        k = parent[i]
-        if k >= 0:
-            Rw[i] = Rw[k] @ R[i]
-            pw[i] = Rw[k] @ p[i] + pw[k]
-        else:
-            Rw[i], pw[i] = R[i], p[i]
-        c = mass[i] * pw[i] + Rw[i] @ first_moment[i]
-        total -= gvec[0] * c[0] + gvec[1] * c[1] + gvec[2] * c[2]
         total += 0.5 * stiffness[i] * (q[i] - rest[i]) ** 2
+    return total
+
+
+@njit(cache=True)
+def _gravity_potential(parent, R, p, mass, first_moment, gvec, Rw, pw):
+    """``-Σ g·(m_i x_i + R_i c_i)`` over the links (:func:`.algorithms.potential_energy`)
+    from the placements ``(R[i], p[i])`` in the parent links; the world poses go to ``Rw``,
+    ``pw``."""
+    total = 0.0
+    for i in range(R.shape[0]):
+        k = parent[i]
+        for r in range(3):
+            if k >= 0:
+                for c in range(3):
+                    Rw[i, r, c] = (Rw[k, r, 0] * R[i, 0, c] + Rw[k, r, 1] * R[i, 1, c]
+                                   + Rw[k, r, 2] * R[i, 2, c])
+                pw[i, r] = pw[k, r] + (Rw[k, r, 0] * p[i, 0] + Rw[k, r, 1] * p[i, 1]
+                                       + Rw[k, r, 2] * p[i, 2])
+            else:
+                for c in range(3):
+                    Rw[i, r, c] = R[i, r, c]
+                pw[i, r] = p[i, r]
+        for r in range(3):
+            x = mass[i] * pw[i, r] + (Rw[i, r, 0] * first_moment[i, 0]
+                                      + Rw[i, r, 1] * first_moment[i, 1]
+                                      + Rw[i, r, 2] * first_moment[i, 2])
+            total -= gvec[r] * x
     return total
 
 
