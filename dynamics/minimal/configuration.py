@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .joints import JointModel
+
 if TYPE_CHECKING:
     from .model import Model
 
@@ -49,7 +51,12 @@ def check_configuration(model: Model, q, argument: str = "q") -> np.ndarray:
         than 1e-9 (naming the joint).
     """
     q = as_vector(q, model.nq, argument, "model.nq")
-    for jm in model.joints:
+    checked = model._checked_joints
+    if checked is None:             # the joints whose type checks anything (quaternions, ...)
+        base = JointModel.check
+        checked = model._checked_joints = tuple(jm for jm in model.joints
+                                                if type(jm).check is not base)
+    for jm in checked:
         jm.check(q[jm.q_slice], argument)
     return q
 

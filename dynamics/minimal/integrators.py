@@ -31,6 +31,7 @@ J. Lee, C. K. Liu, F. C. Park, S. S. Srinivasa (2016), §4.2 (semi-implicit Eule
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -74,6 +75,14 @@ def tangent_rate(model: Model, delta: np.ndarray, v: np.ndarray) -> np.ndarray:
     return out
 
 
+@functools.cache
+def _kernel_modules():
+    """``(tree_kernels, multi_dof_kernels)``, imported on first use (they import numba)."""
+    from . import multi_dof_kernels, tree_kernels
+
+    return tree_kernels, multi_dof_kernels
+
+
 def _compiled_kernels(model: Model, backend: str):
     """``(aba, integrate, tangent_rate)`` of the chosen backend: the NumPy reference, or
     compiled (:mod:`.tree_kernels`' ABA for revolute / prismatic trees, otherwise
@@ -84,8 +93,7 @@ def _compiled_kernels(model: Model, backend: str):
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if backend == "reference":
         return aba, integrate, tangent_rate
-    from . import multi_dof_kernels as mk
-    from . import tree_kernels  # numba is imported on first use
+    tree_kernels, mk = _kernel_modules()
     # the flat arrays cached on the model say which kernels took it before (no joint loop)
     if model._flat_model is not None:
         return tree_kernels.aba, mk.integrate, mk.tangent_rate
@@ -115,6 +123,10 @@ def step(model: Model, data: Data, q, v, dt: float, method: str = "rk4", *, t: f
     :data:`EXPLICIT_METHODS`; ``backend`` picks the ABA and ``⊕`` (``"reference"``,
     ``"compiled"``: :mod:`.tree_kernels` for revolute / prismatic trees,
     :mod:`.multi_dof_kernels` with spherical, floating and planar joints too, or ``"auto"``).
+    With the compiled kernels the step is one compiled call
+    (:func:`.multi_dof_kernels.explicit_step`, the step :func:`simulate`'s compiled loop
+    takes; a controller's forces are held over an Euler or semi-implicit Euler step) unless
+    RK4 has a controller or a spring acts on a joint of several coordinates.
 
     Raises
     ------
@@ -136,6 +148,14 @@ def step(model: Model, data: Data, q, v, dt: float, method: str = "rk4", *, t: f
     q = check_configuration(model, q)
     v = as_vector(v, model.nv, "v", "model.nv")
     fd, plus, rate = _compiled_kernels(model, backend)
+    if fd is not aba and (controller is None or method != "rk4"):
+        # compiled: the step in one call (the one simulate's compiled loop takes), the
+        # controller's forces held over it
+        tau = None if controller is None else as_vector(
+            controller(t, q, v), model.nv, "controller(t, q, v)", "model.nv")
+        out = _kernel_modules()[1].explicit_step(model, data, q, v, dt, method, t, tau)
+        if out is not None:
+            return out
     if method == "euler":
         a = _acceleration(model, data, t, q, v, controller, fd)
         return _finite_state(plus(model, q, dt * v), v + dt * a, method, t, dt)

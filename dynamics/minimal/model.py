@@ -250,8 +250,10 @@ class Model:
         # changes): the spec's joint springs and dampers as vectors (:mod:`.forces`), the flat
         # arrays of the compiled kernels (:mod:`.tree_kernels`, :mod:`.multi_dof_kernels`), the
         # ancestor table of the Galerkin integrators (:mod:`.galerkin`) and the tree tables of
-        # the SVI (:mod:`.svi`).
+        # the SVI (:mod:`.svi`); the joints whose configurations need a check
+        # (:func:`.configuration.check_configuration`).
         self._joint_springs = None
+        self._checked_joints: tuple | None = None
         self._flat_model = None
         self._multi_dof_model = None
         self._galerkin_ancestors = None

@@ -519,20 +519,54 @@ def _log_se3(R, p, out):
 
 
 @njit(cache=True)
-def _dlog_blocks(xi):
-    """``(J⁻¹, -J⁻¹ Q J⁻¹)`` (3×3 each) of ``dlog(ξ) = [[J⁻¹, 0], [-J⁻¹ Q J⁻¹, J⁻¹]]``."""
+def _mm3(A, B, out):
+    """``out = A B`` (3×3)."""
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = A[r, 0] * B[0, c] + A[r, 1] * B[1, c] + A[r, 2] * B[2, c]
+
+
+@njit(cache=True)
+def _dlog_into(xi, out, T):
+    """``out = dlog(ξ) = [[J⁻¹, 0], [-J⁻¹ Q J⁻¹, J⁻¹]]`` (6×6) without allocating (``T``:
+    a (7, 3, 3) scratch), the blocks of :func:`dynamics.minimal.spatial.dlog_se3`."""
     theta = math.sqrt(xi[0] ** 2 + xi[1] ** 2 + xi[2] ** 2)
     _, b, c, d, e, f = _coeffs(theta)
-    W, P = np.empty((3, 3)), np.empty((3, 3))
+    W, P, W2, WP, PW, WPW, Q = T[0], T[1], T[2], T[3], T[4], T[5], T[6]
     _skew(xi[:3], W)
     _skew(xi[3:], P)
-    W2 = W @ W
-    WP, PW = W @ P, P @ W
-    WPW = WP @ W
-    Q = (0.5 * P + c * (WP + PW + WPW) + e * (W @ WP + PW @ W - 3.0 * WPW)
-         + f * (WPW @ W + W @ WPW))
-    Jinv = np.eye(3) - 0.5 * W + d * W2
-    return Jinv, -(Jinv @ Q @ Jinv)
+    _mm3(W, W, W2)
+    _mm3(W, P, WP)
+    _mm3(P, W, PW)
+    _mm3(WP, W, WPW)
+    for r in range(3):
+        for k in range(3):
+            w_wp = W[r, 0] * WP[0, k] + W[r, 1] * WP[1, k] + W[r, 2] * WP[2, k]
+            pw_w = PW[r, 0] * W[0, k] + PW[r, 1] * W[1, k] + PW[r, 2] * W[2, k]
+            wpw_w = WPW[r, 0] * W[0, k] + WPW[r, 1] * W[1, k] + WPW[r, 2] * W[2, k]
+            w_wpw = W[r, 0] * WPW[0, k] + W[r, 1] * WPW[1, k] + W[r, 2] * WPW[2, k]
+            Q[r, k] = (0.5 * P[r, k] + c * (WP[r, k] + PW[r, k] + WPW[r, k])
+                       + e * (w_wp + pw_w - 3.0 * WPW[r, k]) + f * (wpw_w + w_wpw))
+    for r in range(3):
+        for k in range(3):
+            jinv = (1.0 if r == k else 0.0) - 0.5 * W[r, k] + d * W2[r, k]
+            out[r, k] = jinv
+            out[3 + r, 3 + k] = jinv
+            out[r, 3 + k] = 0.0
+    Jinv = out[:3, :3]
+    _mm3(Jinv, Q, WP)                               # J⁻¹ Q, then -(J⁻¹ Q) J⁻¹
+    for r in range(3):
+        for k in range(3):
+            out[3 + r, k] = -(WP[r, 0] * Jinv[0, k] + WP[r, 1] * Jinv[1, k]
+                              + WP[r, 2] * Jinv[2, k])
+
+
+@njit(cache=True)
+def _dlog_blocks(xi):
+    """``(J⁻¹, -J⁻¹ Q J⁻¹)`` (3×3 each) of ``dlog(ξ)`` (:func:`_dlog_into`)."""
+    M = np.empty((6, 6))
+    _dlog_into(xi, M, np.empty((7, 3, 3)))
+    return M[:3, :3].copy(), M[3:, :3].copy()
 
 
 @njit(cache=True)
@@ -550,13 +584,7 @@ def _dlog_transpose(xi, y, out):
 @njit(cache=True)
 def _dlog_matrix(xi, out):
     """``out = dlog(ξ)`` (6×6)."""
-    Jinv, L = _dlog_blocks(xi)
-    for a in range(3):
-        for k in range(3):
-            out[a, k] = Jinv[a, k]
-            out[3 + a, 3 + k] = Jinv[a, k]
-            out[a, 3 + k] = 0.0
-            out[3 + a, k] = L[a, k]
+    _dlog_into(xi, out, np.empty((7, 3, 3)))
 
 
 @njit(cache=True)

@@ -281,3 +281,95 @@ def test_the_block_inertia_transform_is_the_congruence():
         _congruence_add(X, A, np.empty((6, 6)), expected)
         _inertia_to_parent_add(R, p, A, got, np.empty((6, 6)), np.empty((3, 3)))
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["euler", "semi_implicit_euler", "rk4"])
+def test_a_compiled_step_is_one_step_of_the_compiled_loop(method):
+    """``step(..., backend="auto")`` without a multi-DOF spring is one call of the compiled
+    loop: a ``step`` loop gives ``simulate``'s compiled trajectory bit for bit (floating
+    base, ball joints, springs and dampers on the one-coordinate joints)."""
+    import dataclasses as dc
+
+    spec = random_spec(3, floating_base=True, max_links=8)
+    spec = dc.replace(spec, joints=tuple(
+        dc.replace(j, spring=1.5, damper=0.3) if j.type in ("revolute", "prismatic")
+        else dc.replace(j, damper=0.2) if j.type == "spherical" else j for j in spec.joints))
+    model = Model(spec)
+    rng = np.random.default_rng(3)
+    q0, v0 = random_configuration(model, rng), rng.normal(size=model.nv)
+    Q, V = multi_dof_kernels.simulate_explicit(model, q0, v0, 1e-3, 15, method)
+    data = model.create_data()
+    q, v = q0, v0
+    for k in range(15):
+        q, v = step(model, data, q, v, 1e-3, method, t=k * 1e-3, backend="auto")
+        np.testing.assert_array_equal(q, Q[k + 1])
+        np.testing.assert_array_equal(v, V[k + 1])
+    assert data._explicit_step                       # the packed arguments, made once
+
+
+@pytest.mark.parametrize("method", ["euler", "semi_implicit_euler", "rk4"])
+def test_a_compiled_step_with_a_controller_matches_the_reference(method):
+    """A controller's joint forces enter the compiled step (Euler and semi-implicit Euler:
+    one call with the forces held; RK4 calls the controller at its stages from Python): the
+    reference's trajectory to rounding, the controller called at the same times."""
+    model = _corpus("quadruped", True)
+    rng = np.random.default_rng(4)
+    q0, v0 = random_configuration(model, rng), rng.normal(size=model.nv)
+    gains = rng.normal(size=model.nv)
+    runs, calls = {}, {}
+    for backend in ("reference", "auto"):
+        seen = []
+
+        def controller(t, q, v, seen=seen):
+            seen.append(t)
+            return -gains * v + np.sin(10.0 * t)
+
+        q, v = q0, v0
+        data = model.create_data()
+        for k in range(20):
+            q, v = step(model, data, q, v, 1e-3, method, t=k * 1e-3, controller=controller,
+                        backend=backend)
+        runs[backend], calls[backend] = np.concatenate([q, v]), seen
+    np.testing.assert_allclose(runs["auto"], runs["reference"], rtol=1e-11, atol=1e-12)
+    assert calls["auto"] == calls["reference"]
+    with pytest.raises(ValueError, match=r"controller\(t, q, v\) must be a vector of length"):
+        step(model, model.create_data(), q0, v0, 1e-3, method,
+             controller=lambda t, q, v: np.zeros(3), backend="auto")
+
+
+def test_a_compiled_step_names_a_singular_joint_and_a_sprung_ball_joint_steps_in_python():
+    """The one-call step raises the kernel's errors (a singular joint, by name); a spring on
+    a ball joint keeps the step on the Python-composed kernels (the reference's result)."""
+    import dataclasses as dc
+
+    model = Model(models.pendulum(1, "spherical"))
+    fm = multi_dof_kernels.multi_dof_model(model)
+    model._multi_dof_model = dataclasses.replace(fm, inertia=np.zeros_like(fm.inertia))
+    q = random_configuration(model, np.random.default_rng(0))
+    with pytest.raises(SingularArticulatedInertiaError, match="joint1.*not positive definite"):
+        step(model, model.create_data(), q, np.zeros(3), 1e-3, "semi_implicit_euler",
+             backend="auto")
+    spec = models.pendulum(2, "spherical")
+    model = Model(dc.replace(spec, joints=tuple(dc.replace(j, spring=2.0) for j in spec.joints)))
+    q0 = random_configuration(model, np.random.default_rng(2))
+    data = model.create_data()
+    fast = step(model, data, q0, np.zeros(model.nv), 1e-3, "semi_implicit_euler",
+                backend="auto")
+    assert data._explicit_step == ()                 # declined, once
+    ref = step(model, model.create_data(), q0, np.zeros(model.nv), 1e-3,
+               "semi_implicit_euler")
+    np.testing.assert_allclose(np.concatenate(fast), np.concatenate(ref), rtol=1e-11,
+                               atol=1e-12)
+
+
+def test_the_packed_layout_matches_the_model_arrays():
+    """The buffer of the one-call step holds the model's arrays where the kernel carves them."""
+    model = _corpus("humanoid_33dof", True)
+    ints, buf, off = multi_dof_kernels._packed_arguments(model)
+    fm = multi_dof_kernels.multi_dof_model(model)
+    shapes = multi_dof_kernels._packed_shapes(model.njoints, model.nv, model.nq)
+    assert off[-1] == buf.size and len(off) == len(shapes) + 1
+    for k, a in enumerate([fm.axis, fm.plane, fm.PR, fm.Pp, fm.S, fm.inertia]):
+        np.testing.assert_array_equal(buf[off[k]:off[k + 1]].reshape(shapes[k]), a)
+    np.testing.assert_array_equal(ints, np.stack([fm.parent, fm.jtype, fm.iq, fm.iv, fm.nvj]))
+    assert shapes[multi_dof_kernels._EXT] == (model.nv,)
