@@ -7,7 +7,8 @@ Modules: :mod:`.spatial` (SE(3) algebra), :mod:`.joints`, :mod:`.model`, :mod:`.
 :mod:`.variational` (DRNEA, RIQN / Newton / Broyden), :mod:`.galerkin` (the higher-order
 Lobatto Galerkin variational integrators of Fan, Schultz & Murphey 2018, Newton with the exact
 Jacobian), :mod:`.tree_kernels` (numba kernels for revolute / prismatic trees),
-:mod:`.multi_dof_kernels` (numba ABA, ``⊕`` and explicit loops with every built-in joint) and
+:mod:`.multi_dof_kernels` (numba ABA, ``⊕`` and explicit loops with every built-in joint),
+:mod:`.multi_dof_variational` (the RIQN variational loop compiled for them) and
 :mod:`.general_joint` (Si & Guenter's general scleronomic joints: ``T(q)`` in sympy, ``S`` and
 ``Ṡ`` derived; plug in with ``Model(spec, custom_joints=...)``).
 

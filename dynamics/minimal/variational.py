@@ -106,8 +106,10 @@ JACOBIANS = ("analytic", "fd")
 #: Finite-difference step of the Newton Jacobian (configuration units).
 FD_STEP = 1e-6
 #: Backends of :func:`simulate_variational` and :func:`~dynamics.minimal.integrators.simulate`:
-#: ``"reference"`` (NumPy), ``"compiled"`` (numba, :mod:`~dynamics.minimal.tree_kernels`:
-#: revolute / prismatic trees) or ``"auto"`` (compiled when the model allows it).
+#: ``"reference"`` (NumPy), ``"compiled"`` (numba: :mod:`~dynamics.minimal.tree_kernels` for
+#: revolute / prismatic trees, :mod:`~dynamics.minimal.multi_dof_kernels` and
+#: :mod:`~dynamics.minimal.multi_dof_variational` with every built-in joint) or ``"auto"``
+#: (compiled when the model allows it).
 BACKENDS = ("reference", "compiled", "auto")
 
 
@@ -569,9 +571,11 @@ def simulate_variational(model: Model, q0, v0, dt: float, steps: int, *, solver:
     ``controller(t, q, v)`` is evaluated at ``(t_k, q_k, v_k)`` and held over the step.
     ``jacobian`` selects Newton's DEL Jacobian (``"analytic"``: Algorithm 4, ``"fd"``: finite
     differences; see :func:`variational_step`). ``backend="compiled"`` runs the whole loop in
-    numba (:func:`~dynamics.minimal.tree_kernels.simulate_variational_compiled`: revolute /
-    prismatic trees, no controller; joint torques known in advance can be given there as
-    ``tau``); ``"auto"`` does so when possible.
+    numba without a controller: every solver on revolute / prismatic trees
+    (:func:`~dynamics.minimal.tree_kernels.simulate_variational_compiled`; joint torques known
+    in advance can be given there as ``tau``), RIQN with spherical, floating and planar joints
+    too (:func:`~dynamics.minimal.multi_dof_variational.simulate_riqn`, springs on
+    one-coordinate joints only); ``"auto"`` does so when possible.
 
     Raises
     ------
@@ -591,11 +595,24 @@ def simulate_variational(model: Model, q0, v0, dt: float, steps: int, *, solver:
     if jacobian not in JACOBIANS:
         raise ValueError(f"jacobian must be one of {JACOBIANS}, got {jacobian!r}")
     if backend != "reference":
-        from . import tree_kernels  # numba is imported on first use
+        # numba is imported on first use
+        from . import multi_dof_kernels, multi_dof_variational, tree_kernels
+        if backend == "compiled" and controller is not None:
+            raise ValueError("the compiled variational loop takes no controller; use "
+                             "backend='reference'")
+        if controller is None and solver == "riqn" and not tree_kernels.supports(model) \
+                and multi_dof_kernels.supports(model):
+            res = multi_dof_variational.simulate_riqn(
+                model, q0, v0, dt, steps, initial_guess=initial_guess, tol=tol,
+                max_iter=max_iter)
+            if res is not None:
+                return res
+        if backend == "compiled" and multi_dof_kernels.supports(model) \
+                and not tree_kernels.supports(model):
+            raise ValueError(f"the compiled variational loop of spherical, floating and planar "
+                             f"joints runs RIQN without springs on them; got solver {solver!r}"
+                             f" (use backend='reference' or 'auto')")
         if backend == "compiled" or (tree_kernels.supports(model) and controller is None):
-            if controller is not None:
-                raise ValueError("the compiled variational loop takes no controller; use "
-                                 "backend='reference'")
             return tree_kernels.simulate_variational_compiled(
                 model, q0, v0, dt, steps, solver=solver, initial_guess=initial_guess, tol=tol,
                 max_iter=max_iter, jacobian=jacobian)
