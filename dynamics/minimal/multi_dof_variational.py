@@ -20,7 +20,9 @@ The joint-space differences ``x ⊖ q`` (dampers, ``δ_prev``) are those of
 logarithm of a floating joint's relative pose (twist reordered to ``(v; w)``) and SE(2)'s. Joint
 springs must sit on one-coordinate joints (a spring on a ball, floating or planar joint needs
 its log-map deflection: :func:`simulate_riqn` returns ``None`` and the caller takes the NumPy
-reference); Newton and Broyden, and controllers, stay on the reference too.
+reference); Newton and Broyden stay on the reference too. Without a controller the whole run
+is one call; a controller ``(t, q, v) -> τ`` is called from Python before each step, which is
+then one compiled call.
 """
 from __future__ import annotations
 
@@ -217,34 +219,36 @@ def _energy(fm, R, p, mass, first_moment, gvec, stiffness, rest, q, v, mom, Rw, 
 
 
 @njit(cache=True)
-def _simulate(fm, mass, first_moment, gvec, stiffness, damping, rest, q0, v0, p0, dt, steps,
-              guess, tol, max_iter, weights, Qout, Vout, E, iters, w, a):
-    """The whole RIQN simulation; returns ``(status, step, joint)``: ``(0, -1, -1)``, ``(1,
-    k, -1)`` if step ``k`` did not converge (or its residual was not finite), ``(2, k, j)``
-    if joint ``j``'s articulated inertia was singular at step ``k``."""
+def _simulate(fm, mass, first_moment, gvec, stiffness, damping, rest, state, dt, guess, tol,
+              max_iter, weights, tau_k, first, Qout, Vout, E, iters, w, a):
+    """RIQN steps ``k = 0 … K-1`` (``K`` the rows of ``tau_k``, the joint forces held over
+    each step) from ``state = (q, p, v, δ_prev)``, updated in place, into rows ``k + 1`` of
+    ``Qout``, ``Vout``, ``E`` and ``iters[k]`` (``first``: row 0 too, the initial state and
+    its energy). Returns ``(status, step, joint)``: ``(0, -1, -1)``, ``(1, k, -1)`` if step
+    ``k`` did not converge (or its residual was not finite), ``(2, k, j)`` if joint ``j``'s
+    articulated inertia was singular at step ``k``."""
     parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G = fm
-    n, nv, nq = parent.shape[0], v0.shape[0], q0.shape[0]
+    q, p, v, delta_prev = state
+    n, nv, nq = parent.shape[0], v.shape[0], q.shape[0]
     Rk, pk, Rn, pn = np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3, 3)), np.empty((n, 3))
     dR, dp = np.empty((n, 3, 3)), np.empty((n, 3))
     mu, F, g, Fg, W_const = (np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)),
                              np.empty((n, 6)), np.empty((n, 6)))
     Rw, pw = np.empty((n, 3, 3)), np.empty((n, 3))
-    c_const, f, step, p_new, ddq, delta_prev, vs, tau = (
+    c_const, f, step, p_new, ddq, vs, tau = (
         np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv),
-        np.empty(nv), np.empty(nv))
+        np.empty(nv))
     x, xn = np.empty(nq), np.empty(nq)
     half_d = 0.5 * damping
     damped = bool(np.any(damping != 0.0))
     a_grav = np.zeros(6)
     a_grav[3:] = -gvec
     Rj = w[0]
-    q, p, v = q0.copy(), p0.copy(), v0.copy()
-    for j in range(nv):
-        delta_prev[j] = dt * v0[j]
-    _placements(jtype, iq, axis, plane, PR, Pp, q, Rj, Rk, pk)
-    Qout[0], Vout[0] = q, v
-    E[0] = _energy(fm, Rk, pk, mass, first_moment, gvec, stiffness, rest, q, v, p, Rw, pw)
-    for k in range(steps):
+    if first:
+        _placements(jtype, iq, axis, plane, PR, Pp, q, Rj, Rk, pk)
+        Qout[0], Vout[0] = q, v
+        E[0] = _energy(fm, Rk, pk, mass, first_moment, gvec, stiffness, rest, q, v, p, Rw, pw)
+    for k in range(tau_k.shape[0]):
         _placements(jtype, iq, axis, plane, PR, Pp, q, Rj, Rk, pk)
         _gravity_wrench(parent, G, Rk, pk, gvec, g, Fg)
         for i in range(n):
@@ -255,7 +259,7 @@ def _simulate(fm, mass, first_moment, gvec, stiffness, damping, rest, q0, v0, p0
                 spring = 0.0
                 if jtype[i] <= 1:
                     spring = 0.5 * dt * stiffness[o] * (q[iq[i]] - rest[iq[i]])
-                c_const[o + j] = spring - p[o + j]
+                c_const[o + j] = spring - p[o + j] - dt * tau_k[k, o + j]
         if guess == 0:
             x[:] = q
         elif guess == 1:
@@ -263,7 +267,7 @@ def _simulate(fm, mass, first_moment, gvec, stiffness, damping, rest, q0, v0, p0
         else:                           # IG3: semi-implicit Euler from v ≈ δ_prev / Δt
             for j in range(nv):
                 vs[j] = delta_prev[j] / dt
-                tau[j] = -damping[j] * vs[j]
+                tau[j] = tau_k[k, j] - damping[j] * vs[j]
             for i in range(n):
                 if jtype[i] <= 1:
                     tau[iv[i]] -= stiffness[iv[i]] * (q[iq[i]] - rest[iq[i]])
@@ -355,10 +359,14 @@ def difference(model: Model, q0, q1) -> np.ndarray:
 
 
 def simulate_riqn(model: Model, q0, v0, dt: float, steps: int, *, initial_guess: str = "ig3",
-                  tol: float = 1e-11, max_iter: int = 50) -> SimulationResult | None:
-    """:func:`dynamics.minimal.variational.simulate_variational` with ``solver="riqn"`` and no
-    controller in one compiled loop (module docstring), or ``None`` when a spring acts on a
-    joint of several coordinates. ``step_time`` is the mean over the run.
+                  tol: float = 1e-11, max_iter: int = 50, controller=None,
+                  tau=None) -> SimulationResult | None:
+    """:func:`dynamics.minimal.variational.simulate_variational` with ``solver="riqn"``
+    compiled (module docstring), or ``None`` when a spring acts on a joint of several
+    coordinates. Without a controller the whole loop is one call and ``step_time`` is the mean
+    over the run; ``controller(t, q, v)`` is evaluated at ``(t_k, q_k, v_k)`` and held over
+    the step, one compiled call per step. ``tau``: joint forces known in advance, ``(nv,)``
+    or one row per step (added to the controller's).
 
     Raises
     ------
@@ -369,6 +377,7 @@ def simulate_riqn(model: Model, q0, v0, dt: float, steps: int, *, initial_guess:
     ValueError
         An unsupported joint, unknown initial guess, wrong lengths, ``dt <= 0``.
     """
+    from .configuration import as_vector, step_forces
     from .forces import joint_springs
     from .multi_dof_kernels import _raise_singular
 
@@ -381,19 +390,37 @@ def simulate_riqn(model: Model, q0, v0, dt: float, steps: int, *, initial_guess:
     if np.any(springs.stiffness[np.repeat(fm.nvj > 1, fm.nvj)]):
         return None
     steps, q, v = check_run(model, q0, v0, dt, steps)
+    tau_k = step_forces(tau, steps, model.nv)
     M0 = crba(model, model.create_data(), q)
     weights = dt / np.diag(M0)
     Q, V = np.empty((steps + 1, model.nq)), np.empty((steps + 1, model.nv))
     E, iters = np.empty(steps + 1), np.zeros(steps, dtype=np.int64)
     w, a = _work(model)
-    start = time.perf_counter()
-    status, k, joint = _simulate(_flat(model), fm.mass, fm.first_moment, fm.gravity,
-                                 np.ascontiguousarray(springs.stiffness, dtype=float),
-                                 np.ascontiguousarray(springs.damping, dtype=float),
-                                 np.ascontiguousarray(springs.rest, dtype=float), q, v, M0 @ v,
-                                 float(dt), steps, _GUESS_CODES[initial_guess], float(tol),
-                                 int(max_iter), weights, Q, V, E, iters, w, a)
-    elapsed = time.perf_counter() - start
+    state = (q.copy(), M0 @ v, v.copy(), dt * v)
+    args = (_flat(model), fm.mass, fm.first_moment, fm.gravity,
+            np.ascontiguousarray(springs.stiffness, dtype=float),
+            np.ascontiguousarray(springs.damping, dtype=float),
+            np.ascontiguousarray(springs.rest, dtype=float), state, float(dt),
+            _GUESS_CODES[initial_guess], float(tol), int(max_iter), weights)
+    times = np.empty(steps)
+    if controller is None:
+        start = time.perf_counter()
+        status, k, joint = _simulate(*args, tau_k, True, Q, V, E, iters, w, a)
+        times[:] = (time.perf_counter() - start) / max(steps, 1)
+    else:
+        status, k, joint = _simulate(*args, tau_k[:0], True, Q, V, E, iters, w, a)
+        for step in range(steps):
+            start = time.perf_counter()
+            forces = tau_k[step:step + 1].copy()
+            forces[0] += as_vector(controller(step * dt, state[0].copy(), state[2].copy()),
+                                   model.nv, "controller(t, q, v)", "model.nv")
+            status, k, joint = _simulate(*args, forces, False, Q[step:step + 2],
+                                         V[step:step + 2], E[step:step + 2],
+                                         iters[step:step + 1], w, a)
+            times[step] = time.perf_counter() - start
+            if status:
+                k += step
+                break
     if status == 1:
         raise ConvergenceError(
             f"step {k} (t = {k * dt:g}): riqn did not converge in {max_iter} iterations (tol "
@@ -401,5 +428,4 @@ def simulate_riqn(model: Model, q0, v0, dt: float, steps: int, *, initial_guess:
             iterations=int(max_iter))
     if status == 2:
         _raise_singular(model, joint, f" at step {k}")
-    times = np.full(steps, elapsed / max(steps, 1))
     return SimulationResult(dt * np.arange(steps + 1), Q, V, E, times, "riqn", iters)

@@ -570,11 +570,12 @@ def simulate_variational(model: Model, q0, v0, dt: float, steps: int, *, solver:
 
     ``controller(t, q, v)`` is evaluated at ``(t_k, q_k, v_k)`` and held over the step.
     ``jacobian`` selects Newton's DEL Jacobian (``"analytic"``: Algorithm 4, ``"fd"``: finite
-    differences; see :func:`variational_step`). ``backend="compiled"`` runs the whole loop in
-    numba without a controller: every solver on revolute / prismatic trees
+    differences; see :func:`variational_step`). ``backend="compiled"`` runs it in numba:
+    without a controller every solver on revolute / prismatic trees in one call
     (:func:`~dynamics.minimal.tree_kernels.simulate_variational_compiled`; joint torques known
-    in advance can be given there as ``tau``), RIQN with spherical, floating and planar joints
-    too (:func:`~dynamics.minimal.multi_dof_variational.simulate_riqn`, springs on
+    in advance can be given there as ``tau``); RIQN with spherical, floating and planar joints
+    too, and with a controller one compiled call per step
+    (:func:`~dynamics.minimal.multi_dof_variational.simulate_riqn`, springs on
     one-coordinate joints only); ``"auto"`` does so when possible.
 
     Raises
@@ -597,23 +598,27 @@ def simulate_variational(model: Model, q0, v0, dt: float, steps: int, *, solver:
     if backend != "reference":
         # numba is imported on first use
         from . import multi_dof_kernels, multi_dof_variational, tree_kernels
-        if backend == "compiled" and controller is not None:
-            raise ValueError("the compiled variational loop takes no controller; use "
-                             "backend='reference'")
-        if controller is None and solver == "riqn" and not tree_kernels.supports(model) \
-                and multi_dof_kernels.supports(model):
+        one_dof = tree_kernels.supports(model)
+        if controller is None and one_dof:
+            return tree_kernels.simulate_variational_compiled(
+                model, q0, v0, dt, steps, solver=solver, initial_guess=initial_guess, tol=tol,
+                max_iter=max_iter, jacobian=jacobian)
+        if solver == "riqn" and multi_dof_kernels.supports(model):
             res = multi_dof_variational.simulate_riqn(
                 model, q0, v0, dt, steps, initial_guess=initial_guess, tol=tol,
-                max_iter=max_iter)
+                max_iter=max_iter, controller=controller)
             if res is not None:
                 return res
-        if backend == "compiled" and multi_dof_kernels.supports(model) \
-                and not tree_kernels.supports(model):
-            raise ValueError(f"the compiled variational loop of spherical, floating and planar "
-                             f"joints runs RIQN without springs on them; got solver {solver!r}"
-                             f" (use backend='reference' or 'auto')")
-        if backend == "compiled" or (tree_kernels.supports(model) and controller is None):
-            return tree_kernels.simulate_variational_compiled(
+        if backend == "compiled":
+            if controller is not None:
+                raise ValueError(f"the compiled variational loop takes a controller with "
+                                 f"solver='riqn' only, got {solver!r}; use "
+                                 "backend='reference'")
+            if not one_dof and multi_dof_kernels.supports(model):
+                raise ValueError(f"the compiled variational loop of spherical, floating and "
+                                 f"planar joints runs RIQN without springs on them; got solver "
+                                 f"{solver!r} (use backend='reference' or 'auto')")
+            return tree_kernels.simulate_variational_compiled(  # names the unsupported joint
                 model, q0, v0, dt, steps, solver=solver, initial_guess=initial_guess, tol=tol,
                 max_iter=max_iter, jacobian=jacobian)
     steps, q, v = check_run(model, q0, v0, dt, steps)

@@ -17,7 +17,6 @@ from dynamics.minimal import (
     multi_dof_kernels,
     multi_dof_variational,
     random_configuration,
-    simulate,
 )
 from dynamics.minimal.model import SingularArticulatedInertiaError
 from dynamics.minimal.results import ConvergenceError
@@ -125,23 +124,23 @@ def test_a_floating_robot_in_free_fall_keeps_its_momentum():
 
 
 def test_dispatch_and_errors():
-    """``auto`` takes the compiled loop for RIQN without a controller and the reference for
-    Newton, Broyden and controllers; ``compiled`` refuses what it cannot take; a spring on a
-    ball joint falls back; a non-converging step and a singular joint are named."""
+    """``auto`` takes the compiled loop for RIQN and the reference for Newton and Broyden;
+    ``compiled`` refuses what it cannot take; a spring on a ball joint falls back; a
+    non-converging step and a singular joint are named."""
     model = _corpus("quadruped", True)
     rng = np.random.default_rng(3)
     q0, v0 = random_configuration(model, rng), 0.2 * rng.normal(size=model.nv)
     newton = simulate_variational(model, q0, v0, 1e-3, 3, solver="newton", backend="auto")
     ref = simulate_variational(model, q0, v0, 1e-3, 3, solver="newton")
     np.testing.assert_array_equal(newton.q, ref.q)
-    controlled = simulate(model, q0, v0, 1e-3, 3, "riqn", backend="auto",
-                          controller=lambda t, q, v: -v)
-    assert controlled.q.shape == (4, model.nq)
     with pytest.raises(ValueError, match="runs RIQN"):
         simulate_variational(model, q0, v0, 1e-3, 3, solver="broyden", backend="compiled")
     with pytest.raises(ValueError, match="controller"):
-        simulate_variational(model, q0, v0, 1e-3, 3, backend="compiled",
+        simulate_variational(model, q0, v0, 1e-3, 3, solver="newton", backend="compiled",
                              controller=lambda t, q, v: -v)
+    with pytest.raises(ValueError, match=r"controller\(t, q, v\) must be a vector"):
+        simulate_variational(model, q0, v0, 1e-3, 3, backend="auto",
+                             controller=lambda t, q, v: np.zeros(2))
     with pytest.raises(ValueError, match="initial_guess"):
         multi_dof_variational.simulate_riqn(model, q0, v0, 1e-3, 3, initial_guess="ig9")
     with pytest.raises(ConvergenceError, match=r"step 0 \(t = 0\): riqn did not converge") \
@@ -162,3 +161,33 @@ def test_dispatch_and_errors():
     with pytest.raises(SingularArticulatedInertiaError, match="joint1.*at step 0"):
         multi_dof_variational.simulate_riqn(single, random_configuration(single, rng),
                                             np.zeros(3), 1e-3, 3)
+
+
+@pytest.mark.parametrize("name, floating", [("quadruped", True), ("arm7_flange_camera", False)])
+def test_a_controller_is_held_over_each_compiled_step(name, floating):
+    """With a controller (a PD law and a time-varying torque, also on the revolute arm, which
+    the one-call loop of ``tree_kernels`` does not take) the compiled RIQN steps one call at a
+    time: the reference's trajectory, the controller called at the same times with the same
+    states."""
+    model = _corpus(name, floating)
+    rng = np.random.default_rng(8)
+    q0, v0 = random_configuration(model, rng), 0.3 * rng.normal(size=model.nv)
+    gains = rng.uniform(0.5, 2.0, model.nv)
+    calls = {}
+    runs = {}
+    for backend in ("reference", "auto"):
+        seen = []
+
+        def controller(t, q, v, seen=seen):
+            seen.append((t, q.copy(), v.copy()))
+            return -gains * v + np.cos(20.0 * t)
+
+        runs[backend] = simulate_variational(model, q0, v0, 1e-3, 10, backend=backend,
+                                             controller=controller)
+        calls[backend] = seen
+    _assert_same_run(runs["auto"], runs["reference"], v_tol=1e-9)
+    assert len(calls["auto"]) == len(calls["reference"]) == 10
+    for (ta, qa, va), (tr, qr, vr) in zip(calls["auto"], calls["reference"], strict=True):
+        assert ta == tr
+        np.testing.assert_allclose(qa, qr, atol=1e-12)
+        np.testing.assert_allclose(va, vr, atol=1e-9)

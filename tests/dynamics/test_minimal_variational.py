@@ -263,7 +263,7 @@ def test_bad_arguments():
         drnea(model, model.create_data(), [0, 0], [0, 0], [0, 0, 0], 1e-3)
     with pytest.raises(ValueError, match="controller"):
         simulate_variational(model, [0, 0], [0, 0], 1e-3, 2, backend="compiled",
-                             controller=lambda t, q, v: q)
+                             solver="newton", controller=lambda t, q, v: q)
     with pytest.raises(ValueError, match="quaternion"):
         drnea(Model(models.pendulum(1, "spherical")), None, [1, 0, 0, 0], [2, 0, 0, 0],
               [1, 0, 0, 0], 1e-3)
