@@ -126,7 +126,7 @@ def step(model: Model, data: Data, q, v, dt: float, method: str = "rk4", *, t: f
     With the compiled kernels the step is one compiled call
     (:func:`.multi_dof_kernels.explicit_step`, the step :func:`simulate`'s compiled loop
     takes; a controller's forces are held over an Euler or semi-implicit Euler step) unless
-    RK4 has a controller or a spring acts on a joint of several coordinates.
+    RK4 has a controller.
 
     Raises
     ------
@@ -153,9 +153,7 @@ def step(model: Model, data: Data, q, v, dt: float, method: str = "rk4", *, t: f
         # controller's forces held over it
         tau = None if controller is None else as_vector(
             controller(t, q, v), model.nv, "controller(t, q, v)", "model.nv")
-        out = _kernel_modules()[1].explicit_step(model, data, q, v, dt, method, t, tau)
-        if out is not None:
-            return out
+        return _kernel_modules()[1].explicit_step(model, data, q, v, dt, method, t, tau)
     if method == "euler":
         a = _acceleration(model, data, t, q, v, controller, fd)
         return _finite_state(plus(model, q, dt * v), v + dt * a, method, t, dt)

@@ -432,6 +432,24 @@ def _rotate_quaternion(q, o, w0, w1, w2, out):
 
 
 @njit(cache=True)
+def _rotation_log(a, oa, b, ob, out, so):
+    """``out[so:so+3] = log(R(a)ᵀ R(b))`` of the unit quaternions ``a[oa:oa+4]``,
+    ``b[ob:ob+4]``: :func:`dynamics.quaternion.rotation_vector` of ``conj(a) ∘ b`` (a ball
+    joint's :meth:`~.joints.JointModel.difference`, its spring's deflection)."""
+    a0, a1, a2, a3 = a[oa], a[oa + 1], a[oa + 2], a[oa + 3]
+    b0, b1, b2, b3 = b[ob], b[ob + 1], b[ob + 2], b[ob + 3]
+    r0 = a0 * b0 + a1 * b1 + a2 * b2 + a3 * b3
+    r1 = a0 * b1 - a1 * b0 - a2 * b3 + a3 * b2
+    r2 = a0 * b2 - a2 * b0 - a3 * b1 + a1 * b3
+    r3 = a0 * b3 - a3 * b0 - a1 * b2 + a2 * b1
+    if r0 < 0.0:
+        r0, r1, r2, r3 = -r0, -r1, -r2, -r3
+    nv = math.sqrt(r1 * r1 + r2 * r2 + r3 * r3)
+    scale = 2.0 / r0 if nv < 1e-12 else 2.0 * math.atan2(nv, r0) / nv
+    out[so], out[so + 1], out[so + 2] = scale * r1, scale * r2, scale * r3
+
+
+@njit(cache=True)
 def _integrate(jtype, iq, iv, q, v, out, Rj):
     """``out = q ⊕ v`` joint by joint (:meth:`~.joints.JointModel.integrate`)."""
     for i in range(jtype.shape[0]):
@@ -601,9 +619,9 @@ EXPLICIT_CODES = {"euler": 0, "semi_implicit_euler": 1, "rk4": 2}
 @njit(cache=True)
 def _acceleration(fm, a_world, stiffness, damping, rest, q, v, ext, tau, w, ddq):
     """ABA of ``(q, v)`` under the joint forces ``ext`` plus the joints' spring and damper
-    forces ``-k (q - q_rest) - d v`` (springs on one-coordinate joints only:
-    :func:`simulate_explicit` checks) into ``ddq`` (``tau``: scratch); returns :func:`_aba`'s
-    ``(code, joint)``."""
+    forces ``-k (q ⊖ q_rest) - d v`` (:func:`.forces.joint_forces`: springs on one-coordinate
+    and ball joints; floating and planar joints take none) into ``ddq`` (``tau``: scratch);
+    returns :func:`_aba`'s ``(code, joint)``."""
     parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G = fm
     R, p, V, c, pa, Ia, Ia_red, U, Dm, Dinv, u, A, B, Rj, inv_work, t6, h6 = w[:17]
     for i in range(jtype.shape[0]):
@@ -612,6 +630,10 @@ def _acceleration(fm, a_world, stiffness, damping, rest, q, v, ext, tau, w, ddq)
             tau[o + j] = ext[o + j] - damping[o + j] * v[o + j]
         if jtype[i] <= 1 and stiffness[o] != 0.0:
             tau[o] -= stiffness[o] * (q[iq[i]] - rest[iq[i]])
+        elif jtype[i] == 2 and stiffness[o] != 0.0:      # the ball's rotation from rest
+            _rotation_log(rest, iq[i], q, iq[i], h6, 0)  # (h6: the ABA's, free until it runs)
+            for j in range(3):
+                tau[o + j] -= stiffness[o + j] * h6[j]
     return _aba(parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G, a_world, q, v, tau, R, p,
                 V, c, pa, Ia, Ia_red, U, Dm, Dinv, u, A, B, Rj, inv_work, t6, h6, ddq)
 
@@ -690,13 +712,11 @@ def _finite(x):
 
 
 def simulate_explicit(model: Model, q0: np.ndarray, v0: np.ndarray, dt: float, steps: int,
-                      method: str) -> tuple[np.ndarray, np.ndarray] | None:
+                      method: str) -> tuple[np.ndarray, np.ndarray]:
     """The trajectory ``(Q, Vs)`` (``steps + 1`` rows) of :func:`.integrators.simulate`'s
     explicit ``method`` without a controller, every step in one compiled call: the same
-    steps as :func:`.integrators.step` with the compiled kernels (to rounding). ``None`` when
-    a spring acts on a joint of several coordinates (its deflection is a log map the loop
-    does not evaluate: the caller steps from Python then). ``q0``, ``v0`` are taken as
-    checked.
+    steps as :func:`.integrators.step` with the compiled kernels (to rounding). ``q0``,
+    ``v0`` are taken as checked.
 
     Raises
     ------
@@ -708,8 +728,6 @@ def simulate_explicit(model: Model, q0: np.ndarray, v0: np.ndarray, dt: float, s
         A step whose result is not finite (naming it).
     """
     packed = _packed_arguments(model)
-    if packed is None:
-        return None
     Q, Vs = np.empty((steps + 1, model.nq)), np.empty((steps + 1, model.nv))
     Q[0], Vs[0] = q0, v0
     code, k, bad = _explicit_packed(EXPLICIT_CODES[method], *packed, float(dt), Q, Vs)
@@ -738,18 +756,16 @@ def _packed_shapes(n: int, nv: int, nq: int) -> list[tuple[int, ...]]:
 _EXT = 29
 
 
-def _packed_arguments(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _packed_arguments(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """What :func:`_explicit_packed` takes besides ``method``, ``dt``, ``Q`` and ``Vs``: the
     model's five integer arrays as the rows of one array, every float array of
     :func:`_packed_shapes` in one buffer (zero joint forces ``ext``, zero work), and their
-    offsets in it; ``None`` when a spring acts on a joint of several coordinates. Three
-    arguments instead of about 45, whose unboxing cost 4-5 µs per call."""
+    offsets in it. Three arguments instead of about 45, whose unboxing cost 4-5 µs per
+    call."""
     from .forces import joint_springs
 
     fm = multi_dof_model(model)
     springs = joint_springs(model)
-    if np.any(springs.stiffness[np.repeat(fm.nvj > 1, fm.nvj)]):
-        return None
     n, nv, nq = model.njoints, model.nv, model.nq
     shapes = _packed_shapes(n, nv, nq)
     given = [fm.axis, fm.plane, fm.PR, fm.Pp, fm.S, fm.inertia,
@@ -797,15 +813,14 @@ def _explicit_packed(method, ints, buf, off, dt, Q, Vs):
 
 def explicit_step(model: Model, data: Data, q: np.ndarray, v: np.ndarray, dt: float,
                   method: str, t: float = 0.0,
-                  tau: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+                  tau: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """One step of :func:`.integrators.step`'s explicit ``method`` from ``(q, v)`` at time
     ``t`` in one compiled call (:func:`_explicit_run` over a single step: the step
     :func:`simulate_explicit` takes, bit for bit), the joint forces ``tau`` (``None``: zero)
     added to the springs and dampers at every force evaluation. ``q``, ``v`` are taken as
     checked; the arrays the call needs are made once and kept on ``data`` (its own: the step
     does not fill ``data``'s ABA arrays, ``data.V``, ``data.A``, ...). Returns new
-    ``(q, v)``, or ``None`` when a spring acts on a joint of several coordinates (see
-    :func:`simulate_explicit`).
+    ``(q, v)``.
 
     Raises
     ------
@@ -818,11 +833,8 @@ def explicit_step(model: Model, data: Data, q: np.ndarray, v: np.ndarray, dt: fl
     """
     packed = data._explicit_step
     if packed is None:
-        args = _packed_arguments(model)
-        packed = data._explicit_step = () if args is None else (
-            *args, np.zeros((2, model.nq)), np.zeros((2, model.nv)))
-    if not packed:
-        return None
+        packed = data._explicit_step = (*_packed_arguments(model), np.zeros((2, model.nq)),
+                                        np.zeros((2, model.nv)))
     ints, buf, off, Q, Vs = packed
     Q[0], Vs[0] = q, v
     ext = buf[off[_EXT]:off[_EXT + 1]]

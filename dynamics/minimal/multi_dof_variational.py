@@ -17,10 +17,10 @@ step:
 
 The joint-space differences ``x ⊖ q`` (dampers, ``δ_prev``) are those of
 :meth:`~dynamics.minimal.joints.JointModel.difference`: the quaternion logarithm, the SE(3)
-logarithm of a floating joint's relative pose (twist reordered to ``(v; w)``) and SE(2)'s. Joint
-springs must sit on one-coordinate joints (a spring on a ball, floating or planar joint needs
-its log-map deflection: :func:`simulate_riqn` returns ``None`` and the caller takes the NumPy
-reference); Newton and Broyden stay on the reference too. Without a controller the whole run
+logarithm of a floating joint's relative pose (twist reordered to ``(v; w)``) and SE(2)'s;
+a ball joint's spring acts on its rotation from rest, ``k (q ⊖ q_rest)`` (as
+:func:`.variational._spring_gradient`; floating and planar joints take no springs). Newton
+and Broyden stay on the reference. Without a controller the whole run
 is one call; a controller ``(t, q, v) -> τ`` is called from Python before each step, which is
 then one compiled call.
 """
@@ -40,6 +40,7 @@ from .multi_dof_kernels import (
     _integrate,
     _placements,
     _quaternion_rotation,
+    _rotation_log,
     multi_dof_model,
     require_supported,
 )
@@ -50,23 +51,6 @@ __all__ = ["simulate_riqn", "difference"]
 
 #: The initial guesses (:data:`.variational.INITIAL_GUESSES`) as the kernel's codes.
 _GUESS_CODES = {"ig1": 0, "ig2": 1, "ig3": 2}
-
-
-@njit(cache=True)
-def _rotation_log(a, oa, b, ob, out, so):
-    """``out[so:so+3] = log(R(a)ᵀ R(b))`` of the unit quaternions ``a[oa:oa+4]``,
-    ``b[ob:ob+4]``: :func:`dynamics.quaternion.rotation_vector` of ``conj(a) ∘ b``."""
-    a0, a1, a2, a3 = a[oa], a[oa + 1], a[oa + 2], a[oa + 3]
-    b0, b1, b2, b3 = b[ob], b[ob + 1], b[ob + 2], b[ob + 3]
-    r0 = a0 * b0 + a1 * b1 + a2 * b2 + a3 * b3
-    r1 = a0 * b1 - a1 * b0 - a2 * b3 + a3 * b2
-    r2 = a0 * b2 - a2 * b0 - a3 * b1 + a1 * b3
-    r3 = a0 * b3 - a3 * b0 - a1 * b2 + a2 * b1
-    if r0 < 0.0:
-        r0, r1, r2, r3 = -r0, -r1, -r2, -r3
-    nv = math.sqrt(r1 * r1 + r2 * r2 + r3 * r3)
-    scale = 2.0 / r0 if nv < 1e-12 else 2.0 * math.atan2(nv, r0) / nv
-    out[so], out[so + 1], out[so + 2] = scale * r1, scale * r2, scale * r3
 
 
 @njit(cache=True)
@@ -188,6 +172,9 @@ def _momentum_next(fm, Rn, pn, dR, dp, mu, Fg_next, dt, stiffness, rest, half_d,
                 acc += S[i, r, j] * F[i, r]
             if jtype[i] <= 1:
                 acc -= 0.5 * dt * stiffness[o] * (x[iq[i]] - rest[iq[i]])
+            elif jtype[i] == 2 and stiffness[o + j] != 0.0:
+                _rotation_log(rest, iq[i], x, iq[i], w[1], 0)
+                acc -= 0.5 * dt * stiffness[o + j] * w[1][j]
             if damped:
                 acc -= half_d[o + j] * diff[o + j]
             out[o + j] = acc
@@ -208,13 +195,19 @@ def _impulse_aba(fm, q, impulse, out, a):
 
 
 @njit(cache=True)
-def _energy(fm, R, p, mass, first_moment, gvec, stiffness, rest, q, v, mom, Rw, pw):
-    """``½ vᵀ p + P_grav + ½ Σ k (q - rest)²`` (springs on one-coordinate joints)."""
+def _energy(fm, R, p, mass, first_moment, gvec, stiffness, rest, q, v, mom, Rw, pw, t3):
+    """``½ vᵀ p + P_grav + ½ Σ k |q ⊖ rest|²`` (:func:`.forces.total_energy`; ``t3``:
+    scratch)."""
     parent, jtype, iq, iv = fm[0], fm[1], fm[2], fm[3]
     total = 0.5 * (v @ mom) + _gravity_potential(parent, R, p, mass, first_moment, gvec, Rw, pw)
     for i in range(jtype.shape[0]):
+        o = iv[i]
         if jtype[i] <= 1:
-            total += 0.5 * stiffness[iv[i]] * (q[iq[i]] - rest[iq[i]]) ** 2
+            total += 0.5 * stiffness[o] * (q[iq[i]] - rest[iq[i]]) ** 2
+        elif jtype[i] == 2 and stiffness[o] != 0.0:
+            _rotation_log(rest, iq[i], q, iq[i], t3, 0)
+            for j in range(3):
+                total += 0.5 * stiffness[o + j] * t3[j] ** 2
     return total
 
 
@@ -247,7 +240,8 @@ def _simulate(fm, mass, first_moment, gvec, stiffness, damping, rest, state, dt,
     if first:
         _placements(jtype, iq, axis, plane, PR, Pp, q, Rj, Rk, pk)
         Qout[0], Vout[0] = q, v
-        E[0] = _energy(fm, Rk, pk, mass, first_moment, gvec, stiffness, rest, q, v, p, Rw, pw)
+        E[0] = _energy(fm, Rk, pk, mass, first_moment, gvec, stiffness, rest, q, v, p, Rw, pw,
+                       w[1])
     for k in range(tau_k.shape[0]):
         _placements(jtype, iq, axis, plane, PR, Pp, q, Rj, Rk, pk)
         _gravity_wrench(parent, G, Rk, pk, gvec, g, Fg)
@@ -255,10 +249,14 @@ def _simulate(fm, mass, first_moment, gvec, stiffness, damping, rest, state, dt,
             for d in range(6):
                 W_const[i, d] = -0.5 * dt * Fg[i, d]
             o = iv[i]
+            if jtype[i] == 2 and stiffness[o] != 0.0:
+                _rotation_log(rest, iq[i], q, iq[i], w[1], 0)
             for j in range(nvj[i]):
                 spring = 0.0
                 if jtype[i] <= 1:
                     spring = 0.5 * dt * stiffness[o] * (q[iq[i]] - rest[iq[i]])
+                elif jtype[i] == 2 and stiffness[o] != 0.0:
+                    spring = 0.5 * dt * stiffness[o + j] * w[1][j]
                 c_const[o + j] = spring - p[o + j] - dt * tau_k[k, o + j]
         if guess == 0:
             x[:] = q
@@ -271,6 +269,10 @@ def _simulate(fm, mass, first_moment, gvec, stiffness, damping, rest, state, dt,
             for i in range(n):
                 if jtype[i] <= 1:
                     tau[iv[i]] -= stiffness[iv[i]] * (q[iq[i]] - rest[iq[i]])
+                elif jtype[i] == 2 and stiffness[iv[i]] != 0.0:
+                    _rotation_log(rest, iq[i], q, iq[i], w[1], 0)
+                    for j in range(3):
+                        tau[iv[i] + j] -= stiffness[iv[i] + j] * w[1][j]
             code, bad = _aba(parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G, a_grav, q,
                              vs, tau, a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10],
                              a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], ddq)
@@ -318,7 +320,7 @@ def _simulate(fm, mass, first_moment, gvec, stiffness, damping, rest, state, dt,
         Qout[k + 1], Vout[k + 1] = q, v
         _placements(jtype, iq, axis, plane, PR, Pp, q, Rj, Rk, pk)
         E[k + 1] = _energy(fm, Rk, pk, mass, first_moment, gvec, stiffness, rest, q, v, p, Rw,
-                           pw)
+                           pw, w[1])
     return 0, -1, -1
 
 
@@ -360,13 +362,12 @@ def difference(model: Model, q0, q1) -> np.ndarray:
 
 def simulate_riqn(model: Model, q0, v0, dt: float, steps: int, *, initial_guess: str = "ig3",
                   tol: float = 1e-11, max_iter: int = 50, controller=None,
-                  tau=None) -> SimulationResult | None:
+                  tau=None) -> SimulationResult:
     """:func:`dynamics.minimal.variational.simulate_variational` with ``solver="riqn"``
-    compiled (module docstring), or ``None`` when a spring acts on a joint of several
-    coordinates. Without a controller the whole loop is one call and ``step_time`` is the mean
-    over the run; ``controller(t, q, v)`` is evaluated at ``(t_k, q_k, v_k)`` and held over
-    the step, one compiled call per step. ``tau``: joint forces known in advance, ``(nv,)``
-    or one row per step (added to the controller's).
+    compiled (module docstring). Without a controller the whole loop is one call and
+    ``step_time`` is the mean over the run; ``controller(t, q, v)`` is evaluated at
+    ``(t_k, q_k, v_k)`` and held over the step, one compiled call per step. ``tau``: joint
+    forces known in advance, ``(nv,)`` or one row per step (added to the controller's).
 
     Raises
     ------
@@ -387,8 +388,6 @@ def simulate_riqn(model: Model, q0, v0, dt: float, steps: int, *, initial_guess:
     require_supported(model, "the compiled variational loop")
     fm = multi_dof_model(model)
     springs = joint_springs(model)
-    if np.any(springs.stiffness[np.repeat(fm.nvj > 1, fm.nvj)]):
-        return None
     steps, q, v = check_run(model, q0, v0, dt, steps)
     tau_k = step_forces(tau, steps, model.nv)
     M0 = crba(model, model.create_data(), q)

@@ -575,8 +575,8 @@ def simulate_variational(model: Model, q0, v0, dt: float, steps: int, *, solver:
     (:func:`~dynamics.minimal.tree_kernels.simulate_variational_compiled`; joint torques known
     in advance can be given there as ``tau``); RIQN with spherical, floating and planar joints
     too, and with a controller one compiled call per step
-    (:func:`~dynamics.minimal.multi_dof_variational.simulate_riqn`, springs on
-    one-coordinate joints only); ``"auto"`` does so when possible.
+    (:func:`~dynamics.minimal.multi_dof_variational.simulate_riqn`); ``"auto"`` does so when
+    possible.
 
     Raises
     ------
@@ -604,11 +604,9 @@ def simulate_variational(model: Model, q0, v0, dt: float, steps: int, *, solver:
                 model, q0, v0, dt, steps, solver=solver, initial_guess=initial_guess, tol=tol,
                 max_iter=max_iter, jacobian=jacobian)
         if solver == "riqn" and multi_dof_kernels.supports(model):
-            res = multi_dof_variational.simulate_riqn(
+            return multi_dof_variational.simulate_riqn(
                 model, q0, v0, dt, steps, initial_guess=initial_guess, tol=tol,
                 max_iter=max_iter, controller=controller)
-            if res is not None:
-                return res
         if backend == "compiled":
             if controller is not None:
                 raise ValueError(f"the compiled variational loop takes a controller with "
@@ -616,8 +614,8 @@ def simulate_variational(model: Model, q0, v0, dt: float, steps: int, *, solver:
                                  "backend='reference'")
             if not one_dof and multi_dof_kernels.supports(model):
                 raise ValueError(f"the compiled variational loop of spherical, floating and "
-                                 f"planar joints runs RIQN without springs on them; got solver "
-                                 f"{solver!r} (use backend='reference' or 'auto')")
+                                 f"planar joints runs RIQN only, got solver {solver!r} (use "
+                                 "backend='reference' or 'auto')")
             return tree_kernels.simulate_variational_compiled(  # names the unsupported joint
                 model, q0, v0, dt, steps, solver=solver, initial_guess=initial_guess, tol=tol,
                 max_iter=max_iter, jacobian=jacobian)
