@@ -16,6 +16,10 @@ timed three ways in this process:
   with floating, spherical or planar joints; ``minimal_backend`` says which), and
   ``minimal_run_us``: :func:`dynamics.minimal.simulate` per step (the same method and
   backend, its energy recording included: with compiled kernels one compiled loop);
+* ``minimal_riqn_us``: :func:`dynamics.minimal.simulate` per step with ``"riqn"``, the
+  variational integrator of Lee et al. 2016 in minimal coordinates (implicit, as the maximal
+  step; ``backend="auto"``: compiled for every built-in joint type), ``riqn_iterations`` its
+  mean iterations per step;
 * ``pinocchio_step_us``: the same semi-implicit Euler step written in Python around
   ``pin.aba`` and ``pin.integrate`` with ``τ = -d v``.
 
@@ -44,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from dynamics.maximal import Simulation
-from dynamics.minimal import DivergenceError, Model, initial_state
+from dynamics.minimal import ConvergenceError, DivergenceError, Model, initial_state
 from dynamics.minimal.integrators import simulate as minimal_simulate
 from dynamics.minimal.integrators import step as minimal_step
 from dynamics.spec import SpecError
@@ -139,6 +143,17 @@ def _minimal_timers(model, dt, number):
     return [steps, run], backend
 
 
+def _riqn_timer(model, dt, number):
+    """The RIQN simulation of ``number`` steps, and the iterations of its untimed warm-up."""
+    q0, v0 = initial_state(model)
+
+    def run():
+        minimal_simulate(model, q0, v0, dt, number, "riqn", backend="auto")
+
+    res = minimal_simulate(model, q0, v0, dt, number, "riqn", backend="auto")
+    return run, float(np.mean(res.iterations)) if number else float("nan")
+
+
 def _compiled_supported(model) -> bool:
     from dynamics.minimal import multi_dof_kernels, tree_kernels
     return tree_kernels.supports(model) or multi_dof_kernels.supports(model)
@@ -218,9 +233,10 @@ def urdf_timings(corpus_dir=None, *, robots: Collection[str] | None = None,
         One row per loaded robot: ``robot, base ("fixed" / "floating"), dof, bodies,
         dampers`` (joint springs or dampers: the maximal step's Newton matrix couples each
         damped joint's two bodies), ``maximal_step_us, maximal_run_us,
-        minimal_step_us, minimal_run_us, pinocchio_step_us, maximal_over_pinocchio,
-        minimal_over_pinocchio, maximal_over_minimal, newton_iterations, minimal_backend,
-        note``. Robots that do not load are left out.
+        minimal_step_us, minimal_run_us, minimal_riqn_us, pinocchio_step_us,
+        maximal_over_pinocchio, minimal_over_pinocchio, maximal_over_minimal,
+        newton_iterations, riqn_iterations, minimal_backend, note``. Robots that do not load
+        are left out.
     """
     rows = []
     for path in corpus_files(corpus_dir):
@@ -247,6 +263,14 @@ def urdf_timings(corpus_dir=None, *, robots: Collection[str] | None = None,
             names += ["minimal_step", "minimal_run"]
         except (SpecError, DivergenceError) as exc:
             notes.append(_reason("minimal", exc))
+        riqn_iterations = float("nan")
+        if model is not None:
+            try:
+                riqn, riqn_iterations = _riqn_timer(model, dt, number)
+                fns.append(riqn)
+                names.append("minimal_riqn")
+            except ConvergenceError as exc:
+                notes.append(_reason("minimal RIQN", exc))
         try:
             pin_timer = _pinocchio_timer(path, floating, spec, model, dt, number)
         except DivergenceError as exc:
@@ -260,7 +284,7 @@ def urdf_timings(corpus_dir=None, *, robots: Collection[str] | None = None,
         best = {name: b for name, (b, _) in zip(names, _best_of(fns, repeats), strict=True)}
         us = {k: 1e6 * best[k] / number if k in best else float("nan")
               for k in ("maximal_step", "maximal_run", "minimal_step", "minimal_run",
-                        "pinocchio_step")}
+                        "minimal_riqn", "pinocchio_step")}
         row = {"robot": path.stem, "base": "floating" if floating else "fixed", "dof": nv,
                "bodies": len(spec.bodies),
                "dampers": any(j.damper > 0 or j.spring > 0 for j in spec.joints),
@@ -269,7 +293,8 @@ def urdf_timings(corpus_dir=None, *, robots: Collection[str] | None = None,
                "minimal_over_pinocchio": us["minimal_step"] / us["pinocchio_step"],
                "maximal_over_minimal": us["maximal_step"] / us["minimal_step"],
                "newton_iterations": float(np.mean(iterations)) if iterations else float("nan"),
-               "minimal_backend": backend, "note": "; ".join(notes)}
+               "riqn_iterations": riqn_iterations, "minimal_backend": backend,
+               "note": "; ".join(notes)}
         rows.append(row)
         if progress:
             print(f"  {row['robot']:<28} dof {row['dof']:>3}: maximal "
@@ -284,19 +309,19 @@ def markdown_table(rows: list[dict]) -> str:
         return "–" if x is None or (isinstance(x, float) and np.isnan(x)) else format(x, fmt)
 
     lines = ["| robot | base | dof | bodies | dampers | maximal step | maximal run "
-             "| minimal step | minimal run | Pinocchio step | max/pin | min/pin | max/min "
-             "| Newton it. |",
-             "|---|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+             "| minimal step | minimal run | minimal RIQN | Pinocchio step | max/pin | min/pin "
+             "| max/min | Newton it. | RIQN it. |",
+             "|---|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for r in rows:
         lines.append(
             f"| {r['robot']} | {r['base']} | {r['dof']} | {r['bodies']} "
             f"| {'yes' if r['dampers'] else 'no'} "
             f"| {f(r['maximal_step_us'], '.1f')} | {f(r['maximal_run_us'], '.1f')} "
             f"| {f(r['minimal_step_us'], '.1f')} ({r['minimal_backend'] or '–'}) "
-            f"| {f(r.get('minimal_run_us'), '.1f')} | {f(r['pinocchio_step_us'], '.1f')} "
-            f"| {f(r['maximal_over_pinocchio'], '.1f')} "
+            f"| {f(r.get('minimal_run_us'), '.1f')} | {f(r.get('minimal_riqn_us'), '.1f')} "
+            f"| {f(r['pinocchio_step_us'], '.1f')} | {f(r['maximal_over_pinocchio'], '.1f')} "
             f"| {f(r['minimal_over_pinocchio'], '.2f')} | {f(r['maximal_over_minimal'], '.1f')} "
-            f"| {f(r['newton_iterations'], '.2f')} |")
+            f"| {f(r['newton_iterations'], '.2f')} | {f(r.get('riqn_iterations'), '.2f')} |")
     return "\n".join(lines)
 
 

@@ -30,6 +30,7 @@ def test_two_robots_one_repeat(tmp_path):
     assert (planar["dof"], planar["bodies"], planar["base"]) == (5, 3, "fixed")
     assert planar["maximal_step_us"] > 0 and planar["maximal_run_us"] > 0
     assert planar["minimal_step_us"] > 0 and planar["minimal_run_us"] > 0
+    assert planar["minimal_riqn_us"] > 0 and planar["riqn_iterations"] >= 1
     assert planar["note"] == ""
     wrist = by["universal_wrist_arm"]                 # massless cross: maximal refuses
     assert np.isnan(wrist["maximal_step_us"]) and "wrist_cross" in wrist["note"]
@@ -48,11 +49,14 @@ def test_two_robots_one_repeat(tmp_path):
 def test_a_diverging_explicit_loop_is_not_timed():
     """The corpus hand's stiff finger dampers make semi-implicit Euler at 1 ms overflow within
     100 steps (minimal and Pinocchio alike): NaN and the reason instead of a time measured on
-    inf / NaN states; the implicit maximal step is timed."""
+    inf / NaN states; the implicit maximal step is timed (RIQN, whose iteration matrix has no
+    damper term, does not converge: named too)."""
     (hand,) = urdf_bench.urdf_timings(robots=("hand_16dof",), number=100, repeats=1)
     assert np.isnan(hand["minimal_step_us"]) and np.isnan(hand["minimal_run_us"])
     assert "minimal: semi_implicit_euler diverged: step" in hand["note"]
     assert hand["maximal_run_us"] > 0
+    # RIQN's quasi-Newton matrix M(q_k) leaves out the stiff dampers: it does not converge
+    assert np.isnan(hand["minimal_riqn_us"]) and "minimal RIQN: step 0" in hand["note"]
     assert np.isnan(hand["pinocchio_step_us"])
     if importlib.util.find_spec("pinocchio") is not None:
         assert "Pinocchio: semi_implicit_euler diverged within 100 steps" in hand["note"]
