@@ -243,19 +243,15 @@ def simulate(model: Model, q0, v0, dt: float, steps: int, method: str = "rk4",
         raise TypeError(f"unexpected options for {method!r}: {sorted(options)}")
     steps, q, v = check_run(model, q0, v0, dt, steps)
     _compiled_kernels(model, backend)           # an unknown backend, unsupported joints
-    data = model.create_data()
     energies = _trajectory_energies(model, backend)
-    run = None
+    data = None
     if energies is not None and controller is None:
         # the whole loop in one compiled call (the same steps), its time spread over the steps
-        from . import multi_dof_kernels
-
         start = time.perf_counter()
-        run = multi_dof_kernels.simulate_explicit(model, q, v, dt, steps, method)
+        Q, Vs = _kernel_modules()[1].simulate_explicit(model, q, v, dt, steps, method)
         times = np.full(steps, (time.perf_counter() - start) / max(steps, 1))
-    if run is not None:
-        Q, Vs = run
     else:
+        data = model.create_data()
         Q, Vs = np.empty((steps + 1, model.nq)), np.empty((steps + 1, model.nv))
         times = np.empty(steps)
         Q[0], Vs[0] = q, v
@@ -271,6 +267,7 @@ def simulate(model: Model, q0, v0, dt: float, steps: int, method: str = "rk4",
     if energies is not None:
         energy = energies(Q, Vs)
     else:
+        data = model.create_data() if data is None else data
         energy = np.array([total_energy(model, data, Q[k], Vs[k]) for k in range(steps + 1)])
     return SimulationResult(dt * np.arange(steps + 1), Q, Vs, energy, times, method)
 

@@ -251,9 +251,11 @@ class Model:
         # arrays of the compiled kernels (:mod:`.tree_kernels`, :mod:`.multi_dof_kernels`), the
         # ancestor table of the Galerkin integrators (:mod:`.galerkin`) and the tree tables of
         # the SVI (:mod:`.svi`); the joints whose configurations need a check
-        # (:func:`.configuration.check_configuration`).
+        # (:func:`.configuration.check_configuration`); the packed arrays of the compiled
+        # explicit loop (:func:`.multi_dof_kernels.simulate_explicit`).
         self._joint_springs = None
         self._checked_joints: tuple | None = None
+        self._explicit_packed: tuple | None = None
         self._flat_model = None
         self._multi_dof_model = None
         self._galerkin_ancestors = None

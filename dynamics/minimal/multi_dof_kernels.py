@@ -727,7 +727,11 @@ def simulate_explicit(model: Model, q0: np.ndarray, v0: np.ndarray, dt: float, s
     DivergenceError
         A step whose result is not finite (naming it).
     """
-    packed = _packed_arguments(model)
+    packed = model._explicit_packed
+    if packed is None:
+        packed = model._explicit_packed = _packed_arguments(model)
+    ints, buf, off = packed
+    buf[off[_EXT]:off[_EXT + 1]] = 0.0              # no joint forces (explicit_step's own)
     Q, Vs = np.empty((steps + 1, model.nq)), np.empty((steps + 1, model.nv))
     Q[0], Vs[0] = q0, v0
     code, k, bad = _explicit_packed(EXPLICIT_CODES[method], *packed, float(dt), Q, Vs)
