@@ -129,7 +129,7 @@ def _residual(fm, Rk, pk, W_const, c_const, half_d, damped, qk, x, dt, Rn, pn, d
             y[d] = acc
         for d in range(6):
             xi[d] *= dt
-        _dlog_transpose(xi, y, mu[i])
+        _dlog_transpose(xi, y, mu[i], w[7], w[8])
     for i in range(n):
         for d in range(6):
             F[i, d] = mu[i, d] + W_const[i, d]
@@ -326,10 +326,11 @@ def _simulate(fm, mass, first_moment, gvec, stiffness, damping, rest, state, dt,
 
 def _work(model: Model) -> tuple[tuple, tuple]:
     """The scratch of :func:`_residual` / :func:`_difference` (``Rj, t3, xi, y, diff, R0,
-    R1``) and of the ABA calls (``0₆, 0_v``, then :func:`.multi_dof_kernels._aba`'s arrays)."""
+    R1``, and the 6×6 and 7×3×3 of the dlog) and of the ABA calls (``0₆, 0_v``, then
+    :func:`.multi_dof_kernels._aba`'s arrays)."""
     n, nv = model.njoints, model.nv
     w = (np.zeros((3, 3)), np.zeros(3), np.zeros(6), np.zeros(6), np.zeros(nv),
-         np.zeros((3, 3)), np.zeros((3, 3)))
+         np.zeros((3, 3)), np.zeros((3, 3)), np.zeros((6, 6)), np.zeros((7, 3, 3)))
     a = (np.zeros(6), np.zeros(nv), np.zeros((n, 3, 3)), np.zeros((n, 3)), np.zeros((n, 6)),
          np.zeros((n, 6)), np.zeros((n, 6)), np.zeros((n, 6, 6)), np.zeros((6, 6)),
          np.zeros((n, 6, 6)), np.zeros((6, 6)), np.zeros((n, 6, 6)), np.zeros(nv),

@@ -481,9 +481,9 @@ def _skew(w, W):
 
 @njit(cache=True)
 def _log_se3(R, p, out):
-    """``log`` of ``(R, p)`` through Shepperd's quaternion (as :func:`spatial.log_se3`)."""
+    """``log`` of ``(R, p)`` through Shepperd's quaternion (as :func:`spatial.log_se3`),
+    without allocating."""
     tr = R[0, 0] + R[1, 1] + R[2, 2]
-    qv = np.empty(4)
     k = 0
     best = tr
     for j in range(3):
@@ -491,31 +491,34 @@ def _log_se3(R, p, out):
             best, k = R[j, j], j + 1
     if k == 0:
         s = 2.0 * math.sqrt(1.0 + tr)
-        qv[0], qv[1] = 0.25 * s, (R[2, 1] - R[1, 2]) / s
-        qv[2], qv[3] = (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s
+        q0, q1 = 0.25 * s, (R[2, 1] - R[1, 2]) / s
+        q2, q3 = (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s
     else:
         i, j, m = k - 1, k % 3, (k + 1) % 3
         s = 2.0 * math.sqrt(1.0 + R[i, i] - R[j, j] - R[m, m])
-        qv[0] = (R[m, j] - R[j, m]) / s
-        qv[1 + i] = 0.25 * s
-        qv[1 + j] = (R[j, i] + R[i, j]) / s
-        qv[1 + m] = (R[m, i] + R[i, m]) / s
-    if qv[0] < 0.0:
-        for j in range(4):
-            qv[j] = -qv[j]
-    nrm = math.sqrt(qv[0] ** 2 + qv[1] ** 2 + qv[2] ** 2 + qv[3] ** 2)
-    sv = math.sqrt(qv[1] ** 2 + qv[2] ** 2 + qv[3] ** 2) / nrm
-    scale = 2.0 / qv[0] if sv < 1e-12 else 2.0 * math.atan2(sv, qv[0] / nrm) / sv
-    for j in range(3):
-        out[j] = scale * qv[1 + j] / nrm
-    theta = math.sqrt(out[0] ** 2 + out[1] ** 2 + out[2] ** 2)
+        q0 = (R[m, j] - R[j, m]) / s
+        vi, vj, vm = 0.25 * s, (R[j, i] + R[i, j]) / s, (R[m, i] + R[i, m]) / s
+        # (q1, q2, q3) has vi at i, vj at j, vm at m
+        if i == 0:
+            q1, q2, q3 = vi, vj, vm
+        elif i == 1:
+            q1, q2, q3 = vm, vi, vj
+        else:
+            q1, q2, q3 = vj, vm, vi
+    if q0 < 0.0:
+        q0, q1, q2, q3 = -q0, -q1, -q2, -q3
+    nrm = math.sqrt(q0 ** 2 + q1 ** 2 + q2 ** 2 + q3 ** 2)
+    sv = math.sqrt(q1 ** 2 + q2 ** 2 + q3 ** 2) / nrm
+    scale = 2.0 / q0 if sv < 1e-12 else 2.0 * math.atan2(sv, q0 / nrm) / sv
+    w0, w1, w2 = scale * q1 / nrm, scale * q2 / nrm, scale * q3 / nrm
+    out[0], out[1], out[2] = w0, w1, w2
+    theta = math.sqrt(w0 ** 2 + w1 ** 2 + w2 ** 2)
     d = _coeffs(theta)[3]
-    W = np.empty((3, 3))
-    _skew(out[:3], W)
-    Wp = W @ p
-    WWp = W @ Wp
-    for j in range(3):
-        out[3 + j] = p[j] - 0.5 * Wp[j] + d * WWp[j]
+    a0, a1, a2 = w1 * p[2] - w2 * p[1], w2 * p[0] - w0 * p[2], w0 * p[1] - w1 * p[0]   # ŵ p
+    b0, b1, b2 = w1 * a2 - w2 * a1, w2 * a0 - w0 * a2, w0 * a1 - w1 * a0               # ŵ² p
+    out[3] = p[0] - 0.5 * a0 + d * b0
+    out[4] = p[1] - 0.5 * a1 + d * b1
+    out[5] = p[2] - 0.5 * a2 + d * b2
 
 
 @njit(cache=True)
@@ -562,23 +565,14 @@ def _dlog_into(xi, out, T):
 
 
 @njit(cache=True)
-def _dlog_blocks(xi):
-    """``(J⁻¹, -J⁻¹ Q J⁻¹)`` (3×3 each) of ``dlog(ξ)`` (:func:`_dlog_into`)."""
-    M = np.empty((6, 6))
-    _dlog_into(xi, M, np.empty((7, 3, 3)))
-    return M[:3, :3].copy(), M[3:, :3].copy()
-
-
-@njit(cache=True)
-def _dlog_transpose(xi, y, out):
-    """``out = dlog(ξ)ᵀ y``."""
-    Jinv, L = _dlog_blocks(xi)
-    yw, yv = y[:3], y[3:]
-    top = Jinv.T @ yw + L.T @ yv
-    bot = Jinv.T @ yv
-    for j in range(3):
-        out[j] = top[j]
-        out[3 + j] = bot[j]
+def _dlog_transpose(xi, y, out, M, T):
+    """``out = dlog(ξ)ᵀ y`` (``M`` 6×6 and ``T`` 7×3×3: :func:`_dlog_into`'s scratch)."""
+    _dlog_into(xi, M, T)
+    for j in range(6):
+        acc = 0.0
+        for r in range(6):
+            acc += M[r, j] * y[r]
+        out[j] = acc
 
 
 @njit(cache=True)
@@ -738,6 +732,7 @@ def _residual(parent, jtype, axis, PR, Pp, G, Rk, pk, W_const, c_const, half_d, 
     n = x.shape[0]
     _placements(parent, jtype, axis, PR, Pp, x, Rn, pn)
     xi, y, S = np.empty(6), np.empty(6), np.empty(6)
+    M, T = np.empty((6, 6)), np.empty((7, 3, 3))
     for i in range(n):
         k = parent[i]
         if k >= 0:
@@ -755,7 +750,7 @@ def _residual(parent, jtype, axis, PR, Pp, G, Rk, pk, W_const, c_const, half_d, 
             y[d] = _dot6(G[i, d], xi)
         for d in range(6):
             xi[d] *= dt
-        _dlog_transpose(xi, y, mu[i])
+        _dlog_transpose(xi, y, mu[i], M, T)
     for i in range(n):
         for d in range(6):
             F[i, d] = mu[i, d] + W_const[i, d]
