@@ -44,7 +44,7 @@ from .multi_dof_kernels import (
     multi_dof_model,
     require_supported,
 )
-from .results import ConvergenceError, SimulationResult
+from .results import ConvergenceError, SimulationResult, convergence_advice
 from .tree_kernels import _dlog_transpose, _gravity_potential, _gravity_wrench, _log_se3, _XT_add
 
 __all__ = ["simulate_riqn", "difference"]
@@ -424,7 +424,7 @@ def simulate_riqn(model: Model, q0, v0, dt: float, steps: int, *, initial_guess:
     if status == 1:
         raise ConvergenceError(
             f"step {k} (t = {k * dt:g}): riqn did not converge in {max_iter} iterations (tol "
-            f"{tol:g}; reduce dt, raise max_iter or loosen tol)", step=int(k),
+            f"{tol:g}; {convergence_advice('riqn')})", step=int(k),
             iterations=int(max_iter))
     if status == 2:
         _raise_singular(model, joint, f" at step {k}")

@@ -70,6 +70,16 @@ class ConvergenceError(RuntimeError):
         self.step, self.iterations, self.residual = step, iterations, residual
 
 
+def convergence_advice(solver: str) -> str:
+    """What to try when a variational step of ``solver`` does not converge (for the
+    :class:`ConvergenceError` messages)."""
+    advice = "reduce dt, raise max_iter or loosen tol"
+    if solver == "riqn":
+        advice += ("; stiff joint dampers, which RIQN's iteration matrix M(q_k) leaves out, "
+                   "converge with solver='newton'")
+    return advice
+
+
 class DivergenceError(ArithmeticError):
     """An explicit integrator's state became non-finite: the method diverged, the step ``dt``
     being too large for the mechanism's stiffest mode (a joint damper or spring on a small

@@ -38,7 +38,7 @@ from .algorithms import crba
 from .configuration import as_vector, step_forces
 from .forces import joint_springs
 from .model import Data, Model
-from .results import ConvergenceError, SimulationResult
+from .results import ConvergenceError, SimulationResult, convergence_advice
 from .spatial import _D_SERIES, _SERIES_ANGLE
 
 __all__ = ["FlatModel", "flat_model", "supports", "rnea", "aba", "drnea_momentum_form",
@@ -1031,7 +1031,7 @@ def simulate_variational_compiled(model: Model, q0, v0, dt: float, steps: int, *
     if status >= 0:
         raise ConvergenceError(
             f"step {status} (t = {status * dt:g}): {solver} did not converge in {max_iter} "
-            f"iterations (tol {tol:g}; reduce dt, raise max_iter or loosen tol)",
+            f"iterations (tol {tol:g}; {convergence_advice(solver)})",
             step=int(status), iterations=int(max_iter))
     times = np.full(steps, elapsed / max(steps, 1))
     return SimulationResult(dt * np.arange(steps + 1), Q, V, E, times, solver, iters)

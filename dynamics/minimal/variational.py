@@ -91,7 +91,7 @@ from .algorithms import _placements, aba, crba
 from .configuration import as_vector, check_configuration, check_run, difference, integrate
 from .forces import joint_forces, joint_springs, total_energy
 from .model import Data, Model
-from .results import ConvergenceError, SimulationResult, StepResult
+from .results import ConvergenceError, SimulationResult, StepResult, convergence_advice
 from .spatial import _d_and_derivatives
 
 __all__ = ["SOLVERS", "INITIAL_GUESSES", "JACOBIANS", "ConvergenceError", "StepResult", "drnea",
@@ -544,7 +544,7 @@ def variational_step(model: Model, data: Data, q, p, dt: float, *, solver: str =
         x, f = x_new, f_new
     raise ConvergenceError(
         f"{solver} did not converge in {max_iter} iterations: scaled DEL residual {err:.3g} > "
-        f"tol {tol:g} (reduce dt, raise max_iter or loosen tol)", iterations=max_iter,
+        f"tol {tol:g} ({convergence_advice(solver)})", iterations=max_iter,
         residual=err)
 
 

@@ -148,6 +148,7 @@ def test_dispatch_and_errors():
             as info:
         simulate_variational(model, q0, v0, 1e-3, 3, max_iter=1, backend="auto")
     assert info.value.step == 0
+    assert "solver='newton'" in str(info.value)      # the advice for stiff dampers
     single = Model(models.pendulum(1, "spherical"))
     fm = multi_dof_kernels.multi_dof_model(single)
     single._multi_dof_model = dc.replace(fm, inertia=np.zeros_like(fm.inertia))
@@ -184,3 +185,18 @@ def test_a_controller_is_held_over_each_compiled_step(name, floating):
         assert ta == tr
         np.testing.assert_allclose(qa, qr, atol=1e-12)
         np.testing.assert_allclose(va, vr, atol=1e-9)
+
+
+def test_stiff_dampers_defeat_riqn_and_newton_takes_them():
+    """The corpus hand's finger dampers on millimetre links at 1 ms: RIQN's iteration matrix
+    ``M(q_k)`` leaves the dampers out and it does not converge, compiled and reference alike,
+    and its error says what converges; Newton (its Jacobian has the dampers) takes one
+    iteration per step."""
+    model = _corpus("hand_16dof", False)
+    q0 = random_configuration(model, np.random.default_rng(0), scale=0.3)
+    v0 = np.zeros(model.nv)
+    for backend in ("auto", "reference"):
+        with pytest.raises(ConvergenceError, match="converge with solver='newton'"):
+            simulate_variational(model, q0, v0, 1e-3, 3, backend=backend)
+    res = simulate_variational(model, q0, v0, 1e-3, 20, solver="newton", backend="auto")
+    assert res.iterations.max() <= 2
