@@ -133,17 +133,28 @@ def _residual(fm, Rk, pk, W_const, c_const, half_d, damped, qk, x, dt, Rn, pn, d
     for i in range(n):
         for d in range(6):
             F[i, d] = mu[i, d] + W_const[i, d]
+    _transpose_jacobian(parent, iv, nvj, S, Rk, pk, F, f)
+    for j in range(f.shape[0]):
+        f[j] += c_const[j]
     if damped:
         _difference(jtype, iq, iv, qk, x, diff, R0, R1, Rj, t3, xi)
-    for i in range(n - 1, -1, -1):
+        for j in range(f.shape[0]):
+            f[j] += half_d[j] * diff[j]
+
+
+@njit(cache=True)
+def _transpose_jacobian(parent, iv, nvj, S, R, p, F, out):
+    """``out = Jᵀ F`` (:func:`.variational._backward`): ``F_i`` gathered from the leaves to
+    the root (``F_λ += X_iᵀ F_i``, in place) and ``out_i = S_iᵀ F_i``."""
+    for i in range(parent.shape[0] - 1, -1, -1):
         o = iv[i]
         for j in range(nvj[i]):
             acc = 0.0
             for r in range(6):
                 acc += S[i, r, j] * F[i, r]
-            f[o + j] = acc + c_const[o + j] + (half_d[o + j] * diff[o + j] if damped else 0.0)
+            out[o + j] = acc
         if parent[i] >= 0:
-            _XT_add(Rk[i], pk[i], F[i], F[parent[i]])
+            _XT_add(R[i], p[i], F[i], F[parent[i]])
 
 
 @njit(cache=True)
@@ -164,29 +175,25 @@ def _momentum_next(fm, Rn, pn, dR, dp, mu, Fg_next, dt, stiffness, rest, half_d,
             mf = dR[i, 0, d] * mu[i, 3] + dR[i, 1, d] * mu[i, 4] + dR[i, 2, d] * mu[i, 5]
             F[i, d] = mw + 0.5 * dt * Fg_next[i, d]
             F[i, 3 + d] = mf + 0.5 * dt * Fg_next[i, 3 + d]
-    for i in range(n - 1, -1, -1):
+    _transpose_jacobian(parent, iv, nvj, S, Rn, pn, F, out)
+    for i in range(n):
         o = iv[i]
-        for j in range(nvj[i]):
-            acc = 0.0
-            for r in range(6):
-                acc += S[i, r, j] * F[i, r]
-            if jtype[i] <= 1:
-                acc -= 0.5 * dt * stiffness[o] * (x[iq[i]] - rest[iq[i]])
-            elif jtype[i] == 2 and stiffness[o + j] != 0.0:
-                _rotation_log(rest, iq[i], x, iq[i], w[1], 0)
-                acc -= 0.5 * dt * stiffness[o + j] * w[1][j]
-            if damped:
-                acc -= half_d[o + j] * diff[o + j]
-            out[o + j] = acc
-        if parent[i] >= 0:
-            _XT_add(Rn[i], pn[i], F[i], F[parent[i]])
+        if jtype[i] <= 1:
+            out[o] -= 0.5 * dt * stiffness[o] * (x[iq[i]] - rest[iq[i]])
+        elif jtype[i] == 2 and stiffness[o] != 0.0:
+            _rotation_log(rest, iq[i], x, iq[i], w[1], 0)
+            for j in range(3):
+                out[o + j] -= 0.5 * dt * stiffness[o + j] * w[1][j]
+    if damped:
+        for j in range(out.shape[0]):
+            out[j] -= half_d[j] * diff[j]
 
 
 @njit(cache=True)
 def _impulse_aba(fm, q, impulse, out, a):
     """``out = M(q)⁻¹ impulse``: the ABA with ``v = 0`` and no gravity (RIQN's update,
     :func:`.variational.impulse_aba`); returns :func:`.multi_dof_kernels._aba`'s code and
-    joint. ``a``: :func:`_aba_work`."""
+    joint. ``a``: the second tuple of :func:`_work`."""
     parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G = fm
     zero6, zero_v, R, p, V, c, pa, Ia, Ia_red, U, Dm, Dinv, u, A, B, Rj, inv_work, t6, h6 = a
     return _aba(parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G, zero6, q, zero_v,

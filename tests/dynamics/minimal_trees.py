@@ -3,6 +3,8 @@ import here: the invariant tests run without it)."""
 from __future__ import annotations
 
 import dataclasses
+import warnings
+from pathlib import Path
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -10,7 +12,21 @@ from scipy.spatial.transform import Rotation
 from dynamics.spec import MechanismSpec
 from dynamics.urdf import load_urdf
 
-__all__ = ["random_tree_urdf", "random_spec", "pin_configuration", "rel_error"]
+__all__ = ["random_tree_urdf", "random_spec", "pin_configuration", "rel_error", "CORPUS",
+           "corpus_model"]
+
+#: The URDF corpus of the tests.
+CORPUS = Path(__file__).resolve().parent / "urdf_corpus"
+
+
+def corpus_model(name: str, floating: bool):
+    """The corpus robot ``name`` as a minimal :class:`~dynamics.minimal.Model` (the loader's
+    warnings silenced), with a free-flyer root if ``floating``."""
+    from dynamics.minimal import Model
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Model(load_urdf(CORPUS / f"{name}.urdf", floating_base=floating))
 
 
 def _v(a) -> str:

@@ -4,8 +4,6 @@ explicit integrators' ``backend`` switch."""
 from __future__ import annotations
 
 import dataclasses
-import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,16 +22,14 @@ from dynamics.minimal import (
 )
 from dynamics.minimal.integrators import step, tangent_rate
 from dynamics.minimal.model import SingularArticulatedInertiaError
-from dynamics.urdf import load_urdf
-from tests.dynamics.minimal_trees import pin_configuration, random_spec, random_tree_urdf, rel_error
-
-CORPUS = Path(__file__).resolve().parent / "urdf_corpus"
-
-
-def _corpus(name: str, floating: bool) -> Model:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return Model(load_urdf(CORPUS / f"{name}.urdf", floating_base=floating))
+from tests.dynamics.minimal_trees import (
+    CORPUS,
+    corpus_model,
+    pin_configuration,
+    random_spec,
+    random_tree_urdf,
+    rel_error,
+)
 
 
 def _check(model: Model, seed: int, aba_tol: float = 1e-11) -> None:
@@ -78,7 +74,7 @@ def test_random_trees_with_planar_and_floating_joints_match_the_reference(seed):
                                             ("floating_crate", False),
                                             ("mobile_base_planar", False)])
 def test_corpus_robots_match_the_reference(name, floating):
-    model = _corpus(name, floating)
+    model = corpus_model(name, floating)
     assert {jm.type for jm in model.joints} - {"revolute", "prismatic"}
     _check(model, len(name))
 
@@ -102,7 +98,7 @@ def test_long_ball_jointed_chain_matches_the_reference():
 def test_floating_robots_match_pinocchio():
     pin = pytest.importorskip("pinocchio")
     for name in ("quadruped", "humanoid_33dof"):
-        model = _corpus(name, True)
+        model = corpus_model(name, True)
         pin_model = pin.buildModelFromUrdf(str(CORPUS / f"{name}.urdf"), pin.JointModelFreeFlyer())
         assert model.nv == pin_model.nv
         rng = np.random.default_rng(7)
@@ -118,7 +114,7 @@ def test_floating_robots_match_pinocchio():
 def test_explicit_steps_take_the_compiled_kernels(method):
     """``step(..., backend="compiled"/"auto")`` on a floating quadruped: the reference's
     trajectory to rounding."""
-    model = _corpus("quadruped", True)
+    model = corpus_model("quadruped", True)
     rng = np.random.default_rng(1)
     q0 = random_configuration(model, rng)
     v0 = rng.normal(size=model.nv)
@@ -138,7 +134,7 @@ def test_simulate_records_the_reference_energies():
     after the steps (one compiled call, spring energy added): those of the reference."""
     import dataclasses as dc
 
-    spec = _corpus("quadruped", True).spec
+    spec = corpus_model("quadruped", True).spec
     spec = dc.replace(spec, joints=tuple(dc.replace(j, spring=2.0) if j.type == "revolute"
                                          else j for j in spec.joints))
     model = Model(spec)
@@ -186,7 +182,7 @@ def test_a_diverging_explicit_integration_is_a_clear_error(backend, method):
     """The corpus hand's finger dampers on millimetre links make explicit steps of 1 ms
     unstable (semi-implicit Euler's state overflows at step 14): both loops raise
     ``DivergenceError`` naming the step instead of returning inf / NaN; 0.1 ms is stable."""
-    model = _corpus("hand_16dof", False)
+    model = corpus_model("hand_16dof", False)
     q0 = random_configuration(model, np.random.default_rng(0))
     v0 = np.zeros(model.nv)
     with pytest.raises(DivergenceError, match=r"diverged: step \d+ to t = ") as info:
@@ -319,7 +315,7 @@ def test_a_compiled_step_with_a_controller_matches_the_reference(method):
     """A controller's joint forces enter the compiled step (Euler and semi-implicit Euler:
     one call with the forces held; RK4 calls the controller at its stages from Python): the
     reference's trajectory to rounding, the controller called at the same times."""
-    model = _corpus("quadruped", True)
+    model = corpus_model("quadruped", True)
     rng = np.random.default_rng(4)
     q0, v0 = random_configuration(model, rng), rng.normal(size=model.nv)
     gains = rng.normal(size=model.nv)
@@ -371,7 +367,7 @@ def test_a_compiled_step_names_a_singular_joint_and_takes_a_sprung_ball_joint():
 
 def test_the_packed_layout_matches_the_model_arrays():
     """The buffer of the one-call step holds the model's arrays where the kernel carves them."""
-    model = _corpus("humanoid_33dof", True)
+    model = corpus_model("humanoid_33dof", True)
     ints, buf, off = multi_dof_kernels._packed_arguments(model)
     fm = multi_dof_kernels.multi_dof_model(model)
     shapes = multi_dof_kernels._packed_shapes(model.njoints, model.nv, model.nq)

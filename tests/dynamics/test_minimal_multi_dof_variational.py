@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses as dc
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,15 +21,7 @@ from dynamics.minimal.model import SingularArticulatedInertiaError
 from dynamics.minimal.results import ConvergenceError
 from dynamics.minimal.variational import simulate_variational
 from dynamics.urdf import load_urdf
-from tests.dynamics.minimal_trees import random_spec
-
-CORPUS = Path(__file__).resolve().parent / "urdf_corpus"
-
-
-def _corpus(name: str, floating: bool) -> Model:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return Model(load_urdf(CORPUS / f"{name}.urdf", floating_base=floating))
+from tests.dynamics.minimal_trees import CORPUS, corpus_model, random_spec
 
 
 def _damped_tree(seed: int, floating: bool) -> Model:
@@ -70,7 +61,7 @@ def test_corpus_robots_take_the_reference_steps(name, floating):
     """Floating quadruped and humanoid, a planar base (SE(2)), a crate on a floating joint:
     ``simulate_variational(..., backend="auto")`` runs the compiled loop, with the
     reference's trajectory."""
-    model = _corpus(name, floating)
+    model = corpus_model(name, floating)
     rng = np.random.default_rng(5)
     q0, v0 = random_configuration(model, rng), 0.3 * rng.normal(size=model.nv)
     ref = simulate_variational(model, q0, v0, 1e-3, 12)
@@ -82,8 +73,8 @@ def test_corpus_robots_take_the_reference_steps(name, floating):
 def test_the_difference_is_the_reference_difference():
     """``q1 ⊖ q0`` of every joint type, rotations from small to near π and planar turns
     across the series switch."""
-    model = _corpus("humanoid_33dof", True)
-    planar = _corpus("mobile_base_planar", False)
+    model = corpus_model("humanoid_33dof", True)
+    planar = corpus_model("mobile_base_planar", False)
     rng = np.random.default_rng(7)
     for m in (model, planar, Model(models.pendulum(3, "spherical"))):
         for scale in (1e-9, 1e-5, 0.3, 1.5, 3.0):
@@ -128,7 +119,7 @@ def test_dispatch_and_errors():
     """``auto`` takes the compiled loop for RIQN and the reference for Newton and Broyden;
     ``compiled`` refuses what it cannot take; a non-converging step and a singular joint are
     named."""
-    model = _corpus("quadruped", True)
+    model = corpus_model("quadruped", True)
     rng = np.random.default_rng(3)
     q0, v0 = random_configuration(model, rng), 0.2 * rng.normal(size=model.nv)
     newton = simulate_variational(model, q0, v0, 1e-3, 3, solver="newton", backend="auto")
@@ -163,7 +154,7 @@ def test_a_controller_is_held_over_each_compiled_step(name, floating):
     the one-call loop of ``tree_kernels`` does not take) the compiled RIQN steps one call at a
     time: the reference's trajectory, the controller called at the same times with the same
     states."""
-    model = _corpus(name, floating)
+    model = corpus_model(name, floating)
     rng = np.random.default_rng(8)
     q0, v0 = random_configuration(model, rng), 0.3 * rng.normal(size=model.nv)
     gains = rng.uniform(0.5, 2.0, model.nv)
@@ -192,7 +183,7 @@ def test_stiff_dampers_defeat_riqn_and_newton_takes_them():
     ``M(q_k)`` leaves the dampers out and it does not converge, compiled and reference alike,
     and its error says what converges; Newton (its Jacobian has the dampers) takes one
     iteration per step."""
-    model = _corpus("hand_16dof", False)
+    model = corpus_model("hand_16dof", False)
     q0 = random_configuration(model, np.random.default_rng(0), scale=0.3)
     v0 = np.zeros(model.nv)
     for backend in ("auto", "reference"):
