@@ -293,7 +293,7 @@ class _StepProblem:
         """``p_{k+1} = D₂L_d(q_k, q_{k+1}) + F⁺_k``."""
         model, dt = self.model, self.dt
         frames = _Frames(model, self.data, q_next)
-        W = np.einsum("nji,nj->ni", np.array([sp.Ad(D) for D in dT]), mu) \
+        W = np.einsum("nji,nj->ni", np.array([sp.Ad(D) for D in dT]).reshape(-1, 6, 6), mu) \
             + 0.5 * dt * frames.F_grav
         p = _backward(model, frames.X, W) - 0.5 * dt * _spring_gradient(model, q_next)
         if self.damped:

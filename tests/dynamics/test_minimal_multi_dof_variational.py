@@ -8,6 +8,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from dynamics import models
 from dynamics.minimal import (
@@ -20,6 +22,7 @@ from dynamics.minimal import (
 from dynamics.minimal.model import SingularArticulatedInertiaError
 from dynamics.minimal.results import ConvergenceError
 from dynamics.minimal.variational import simulate_variational
+from dynamics.spec import SpecError
 from dynamics.urdf import load_urdf
 from tests.dynamics.minimal_trees import CORPUS, corpus_model, random_spec
 
@@ -191,3 +194,47 @@ def test_stiff_dampers_defeat_riqn_and_newton_takes_them():
             simulate_variational(model, q0, v0, 1e-3, 3, backend=backend)
     res = simulate_variational(model, q0, v0, 1e-3, 20, solver="newton", backend="auto")
     assert res.iterations.max() <= 2
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), floating=st.booleans(), spherical=st.floats(0.0, 1.0),
+       dt=st.sampled_from([5e-4, 2e-3, 1e-2]), guess=st.sampled_from(["ig1", "ig2", "ig3"]))
+def test_any_random_tree_takes_the_reference_riqn_steps(seed, floating, spherical, dt, guess):
+    """Property: over random URDF trees (any share of ball joints, with or without a floating
+    base, dampers on every joint), step sizes and initial guesses, the compiled RIQN loop
+    takes the reference's steps (or fails at the same step)."""
+    try:
+        spec = random_spec(seed, floating_base=floating, spherical=spherical, max_links=6)
+    except SpecError:               # no body with a fixed base (massless links welded on)
+        assume(False)
+    model = Model(dc.replace(spec, joints=tuple(
+        dc.replace(j, damper=0.1) if j.type in ("revolute", "prismatic", "spherical") else j
+        for j in spec.joints)))
+    rng = np.random.default_rng(seed)
+    q0, v0 = random_configuration(model, rng), 0.5 * rng.normal(size=model.nv)
+    outcomes = []
+    for run in (lambda: simulate_variational(model, q0, v0, dt, 5, initial_guess=guess),
+                lambda: multi_dof_variational.simulate_riqn(model, q0, v0, dt, 5,
+                                                            initial_guess=guess)):
+        try:
+            outcomes.append(run())
+        except ConvergenceError as exc:
+            outcomes.append(exc.step)
+    ref, fast = outcomes
+    if isinstance(ref, int) or isinstance(fast, int):
+        assert ref == fast
+    else:
+        _assert_same_run(fast, ref, v_tol=1e-8)
+
+
+@pytest.mark.parametrize("solver", ["riqn", "newton", "broyden"])
+@pytest.mark.parametrize("backend", ["reference", "auto"])
+def test_a_robot_without_movable_joints_simulates(solver, backend):
+    """A tree whose joints are all fixed (no coordinates; found by the property test above):
+    every solver returns the empty trajectory (the reference's momentum had failed on the
+    empty link set)."""
+    model = Model(random_spec(278, spherical=0.0, max_links=6))
+    assert model.nv == 0
+    res = simulate_variational(model, np.zeros(0), np.zeros(0), 1e-3, 3, solver=solver,
+                               backend=backend)
+    assert res.q.shape == (4, 0) and np.all(res.energy == 0.0)
