@@ -7,6 +7,8 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from dynamics import models
 from dynamics.minimal import (
@@ -376,3 +378,45 @@ def test_the_packed_layout_matches_the_model_arrays():
         np.testing.assert_array_equal(buf[off[k]:off[k + 1]].reshape(shapes[k]), a)
     np.testing.assert_array_equal(ints, np.stack([fm.parent, fm.jtype, fm.iq, fm.iv, fm.nvj]))
     assert shapes[multi_dof_kernels._EXT] == (model.nv,)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), floating=st.booleans(), spherical=st.floats(0.0, 1.0),
+       dt=st.sampled_from([1e-4, 1e-3, 5e-3]),
+       method=st.sampled_from(["euler", "semi_implicit_euler", "rk4"]))
+def test_any_random_tree_takes_the_reference_explicit_steps(seed, floating, spherical, dt,
+                                                            method):
+    """Property: over random URDF trees (any share of ball joints, with or without a floating
+    base, springs and dampers on every joint that takes them), step sizes and methods, the
+    compiled loop and a loop of compiled ``step`` calls take the reference's steps, or
+    diverge at the same step."""
+    import dataclasses as dc
+
+    from dynamics.spec import SpecError
+
+    try:
+        spec = random_spec(seed, floating_base=floating, spherical=spherical, max_links=6)
+    except SpecError:               # no body with a fixed base (massless links welded on)
+        assume(False)
+    model = Model(dc.replace(spec, joints=tuple(
+        dc.replace(j, spring=1.0, damper=0.1) if j.type in ("revolute", "prismatic",
+                                                            "spherical") else j
+        for j in spec.joints)))
+    rng = np.random.default_rng(seed)
+    q0, v0 = random_configuration(model, rng), rng.normal(size=model.nv)
+    outcomes = []
+    for backend in ("reference", "auto"):
+        try:
+            outcomes.append(simulate(model, q0, v0, dt, 10, method, backend=backend))
+        except DivergenceError as exc:
+            outcomes.append(exc.step)
+    ref, fast = outcomes
+    if isinstance(ref, int) or isinstance(fast, int):
+        assert ref == fast
+        return
+    np.testing.assert_allclose(fast.q, ref.q, rtol=1e-10, atol=1e-11)
+    np.testing.assert_allclose(fast.v, ref.v, rtol=1e-10, atol=1e-10)
+    data, q, v = model.create_data(), q0, v0
+    for k in range(10):
+        q, v = step(model, data, q, v, dt, method, t=k * dt, backend="auto")
+    np.testing.assert_array_equal(q, fast.q[-1])
