@@ -2,7 +2,7 @@
 
 :func:`dynamics.minimal.variational.simulate_variational` with ``solver="riqn"`` (Lee, Liu,
 Park & Srinivasa 2016, Algorithms 2-3 in the momentum form of
-:mod:`dynamics.minimal.variational`) in one numba call per simulation, for the models of
+:mod:`dynamics.minimal.variational`) in numba, for the models of
 :func:`.multi_dof_kernels.supports`: floating bases, ball joints and planar joints (quaternion
 rotations) besides revolute and prismatic ones, which :mod:`.tree_kernels` covers alone. Per
 step:
@@ -20,9 +20,9 @@ The joint-space differences ``x ⊖ q`` (dampers, ``δ_prev``) are those of
 logarithm of a floating joint's relative pose (twist reordered to ``(v; w)``) and SE(2)'s;
 a ball joint's spring acts on its rotation from rest, ``k (q ⊖ q_rest)`` (as
 :func:`.variational._spring_gradient`; floating and planar joints take no springs). Newton
-and Broyden stay on the reference. Without a controller the whole run
-is one call; a controller ``(t, q, v) -> τ`` is called from Python before each step, which is
-then one compiled call.
+and Broyden stay on the reference. Without a controller the whole run is one call; a
+controller ``(t, q, v) -> τ`` is called from Python before each step, which is then one
+compiled call.
 """
 from __future__ import annotations
 
