@@ -141,7 +141,7 @@ def multi_dof_model(model: Model) -> MultiDofModel:
 
 
 # -- joint kinematics --------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _axis_rotation(axis, s, c, out):
     """``out = I + s K + (1 - c) K²`` with ``K = [axis]×`` (rotation about a unit axis)."""
     x, y, z = axis[0], axis[1], axis[2]
@@ -151,7 +151,7 @@ def _axis_rotation(axis, s, c, out):
     out[2, 0], out[2, 1], out[2, 2] = z * x * C - y * s, z * y * C + x * s, c + z * z * C
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _quaternion_rotation(q, o, out):
     """Rotation matrix of the unit quaternion ``q[o:o+4] = (w, x, y, z)``
     (:func:`.spatial.rotation_from_quaternion`)."""
@@ -167,7 +167,7 @@ def _quaternion_rotation(q, o, out):
     out[2, 2] = 1.0 - 2.0 * (x * x + y * y)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _placements(jtype, iq, axis, plane, PR, Pp, q, Rj, R, p):
     """``T_{λ(i),i}(q_i) = P_i T_j(q_i)`` of every joint as ``(R[i], p[i])``; ``T_j`` is the
     joint's :meth:`~.joints.JointModel.transform` (``Rj``: 3×3 scratch)."""
@@ -198,7 +198,7 @@ def _placements(jtype, iq, axis, plane, PR, Pp, q, Rj, R, p):
 
 
 # -- ABA ---------------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _invert_spd(D, d, out, work):
     """``out[:d, :d] = D[:d, :d]⁻¹`` by Gauss-Jordan elimination without pivoting (``D``
     symmetric positive definite: ``Sᵀ IA S``); ``work``: d×2d scratch. Returns 0, or 1 for a
@@ -229,7 +229,7 @@ def _invert_spd(D, d, out, work):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _aba(parent, jtype, iq, iv, nvj, axis, plane, PR, Pp, S, G, a_world, q, v, tau, R, p, V, c,
          pa, Ia, Ia_red, U, Dm, Dinv, u, A, B, Rj, inv_work, t6, h6, ddq):
     """Featherstone's ABA (Table 7.1) with multi-DOF joints into ``ddq``; returns ``(code,
@@ -398,7 +398,7 @@ def aba(model: Model, data: Data, q, v, tau) -> np.ndarray:
 
 
 # -- configuration update ----------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _exp_coefficients(theta):
     """``sinθ/θ, (1-cosθ)/θ², (θ-sinθ)/θ³`` (:func:`.spatial._coefficients`, the same series
     below θ = 0.1)."""
@@ -414,7 +414,7 @@ def _exp_coefficients(theta):
     return s / theta, 2.0 * sh * sh / t2, (theta - s) / (t2 * theta)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _rotate_quaternion(q, o, w0, w1, w2, out):
     """``out[o:o+4] = normalize(q[o:o+4] ∘ exp(w))`` (:meth:`.joints._RotationJoint._rotate_by`,
     the rotation-vector quaternion of :func:`dynamics.quaternion.from_rotation_vector`)."""
@@ -431,7 +431,7 @@ def _rotate_quaternion(q, o, w0, w1, w2, out):
     out[o], out[o + 1], out[o + 2], out[o + 3] = r0 / norm, r1 / norm, r2 / norm, r3 / norm
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _rotation_log(a, oa, b, ob, out, so):
     """``out[so:so+3] = log(R(a)ᵀ R(b))`` of the unit quaternions ``a[oa:oa+4]``,
     ``b[ob:ob+4]``: :func:`dynamics.quaternion.rotation_vector` of ``conj(a) ∘ b`` (a ball
@@ -449,7 +449,7 @@ def _rotation_log(a, oa, b, ob, out, so):
     out[so], out[so + 1], out[so + 2] = scale * r1, scale * r2, scale * r3
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _integrate(jtype, iq, iv, q, v, out, Rj):
     """``out = q ⊕ v`` joint by joint (:meth:`~.joints.JointModel.integrate`)."""
     for i in range(jtype.shape[0]):
@@ -502,7 +502,7 @@ def integrate(model: Model, q, v) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _tangent_rate(jtype, iv, nvj, S, delta, v, out, xi, U, M, T):
     """``out = dexp⁻¹_{-δ}(v)`` joint by joint (:func:`.integrators.tangent_rate`): ``v`` for
     revolute and prismatic joints, ``Sᵀ dlog(-S δ) S v`` for the others (``S δ`` is the
@@ -616,7 +616,7 @@ def mechanical_energies(model: Model, Q, Vs) -> np.ndarray:
 EXPLICIT_CODES = {"euler": 0, "semi_implicit_euler": 1, "rk4": 2}
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _acceleration(fm, a_world, stiffness, damping, rest, q, v, ext, tau, w, ddq):
     """ABA of ``(q, v)`` under the joint forces ``ext`` plus the joints' spring and damper
     forces ``-k (q ⊖ q_rest) - d v`` (:func:`.forces.joint_forces`: springs on one-coordinate
@@ -638,7 +638,7 @@ def _acceleration(fm, a_world, stiffness, damping, rest, q, v, ext, tau, w, ddq)
                 V, c, pa, Ia, Ia_red, U, Dm, Dinv, u, A, B, Rj, inv_work, t6, h6, ddq)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _explicit_run(method, fm, a_world, stiffness, damping, rest, dt, Q, Vs, w, ext, tau, kd, kv,
                   qs, vs, delta):
     """Rows ``1 ..`` of ``Q``, ``Vs`` from row 0 by ``method`` (:data:`EXPLICIT_CODES`), as
@@ -693,7 +693,7 @@ def _explicit_run(method, fm, a_world, stiffness, damping, rest, dt, Q, Vs, w, e
     return 0, -1, -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _failure(code, k, joint):
     """:func:`_explicit_run`'s result for an ABA that failed with ``code`` in step ``k`` (from
     0): a singular joint, or a non-finite pivot (a state that overflowed: step ``k + 1``
@@ -703,7 +703,7 @@ def _failure(code, k, joint):
     return 2, k + 1, -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _finite(x):
     for i in range(x.shape[0]):
         if not abs(x[i]) < np.inf:

@@ -134,7 +134,7 @@ def _placements(fm_parent, jtype, axis, PR, Pp, q, R, p):
                                              + PR[i, a, 2] * axis[i, 2])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _X_apply(R, p, x, out):
     """``out = X x`` with ``X = Ad((R, p))⁻¹`` (twists, parent -> child)."""
     w0, w1, w2 = x[0], x[1], x[2]
@@ -146,7 +146,7 @@ def _X_apply(R, p, x, out):
         out[3 + a] = R[0, a] * u0 + R[1, a] * u1 + R[2, a] * u2
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _XT_add(R, p, F, out):
     """``out += Xᵀ F`` (wrenches, child -> parent)."""
     f0 = R[0, 0] * F[3] + R[0, 1] * F[4] + R[0, 2] * F[5]
@@ -195,7 +195,7 @@ def _congruence_add(X, A, B, out):
             out[a, b] += s
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _rotate_block(R, A, i0, j0, M):
     """``M[i0:i0+3, j0:j0+3] = R A[i0:i0+3, j0:j0+3] Rᵀ``."""
     t00 = A[i0, j0] * R[0, 0] + A[i0, j0 + 1] * R[0, 1] + A[i0, j0 + 2] * R[0, 2]
@@ -213,7 +213,7 @@ def _rotate_block(R, A, i0, j0, M):
         M[i0 + a, j0 + 2] = R[a, 0] * t02 + R[a, 1] * t12 + R[a, 2] * t22
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _inertia_to_parent_add(R, p, A, out, M, H):
     """``out += Xᵀ A X`` for a symmetric 6×6 ``A`` and ``X = Ad((R, p))⁻¹ =
     [[Rᵀ, 0], [-Rᵀ p̂, Rᵀ]]`` (an articulated inertia moved to the parent frame), by 3×3
@@ -255,7 +255,7 @@ def _subspace(jtype, axis, S):
     S[off], S[off + 1], S[off + 2] = axis[0], axis[1], axis[2]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _cross_motion(V, x, out):
     """``out = ad(V) x`` (motion cross product, twist order (w; v))."""
     w0, w1, w2, v0, v1, v2 = V[0], V[1], V[2], V[3], V[4], V[5]
@@ -267,7 +267,7 @@ def _cross_motion(V, x, out):
     out[5] = w0 * x[4] - w1 * x[3] + v0 * x[1] - v1 * x[0]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _cross_force(V, h, out):
     """``out = -ad(V)ᵀ h`` (force cross product)."""
     w0, w1, w2, v0, v1, v2 = V[0], V[1], V[2], V[3], V[4], V[5]
@@ -450,7 +450,7 @@ def aba(model: Model, data: Data, q, v, tau) -> np.ndarray:
 
 
 # -- DRNEA -------------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _coeffs(theta):
     """The six coefficients of :func:`dynamics.minimal.spatial._coefficients`."""
     if theta < 0.1:
@@ -472,7 +472,7 @@ def _coeffs(theta):
             (2.0 * theta - 3.0 * s + theta * c) / (2.0 * t2 * t2 * theta))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _skew(w, W):
     W[0, 0], W[0, 1], W[0, 2] = 0.0, -w[2], w[1]
     W[1, 0], W[1, 1], W[1, 2] = w[2], 0.0, -w[0]
@@ -521,7 +521,7 @@ def _log_se3(R, p, out):
     out[5] = p[2] - 0.5 * a2 + d * b2
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _mm3(A, B, out):
     """``out = A B`` (3×3)."""
     for r in range(3):
@@ -529,7 +529,7 @@ def _mm3(A, B, out):
             out[r, c] = A[r, 0] * B[0, c] + A[r, 1] * B[1, c] + A[r, 2] * B[2, c]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _dlog_into(xi, out, T):
     """``out = dlog(ξ) = [[J⁻¹, 0], [-J⁻¹ Q J⁻¹, J⁻¹]]`` (6×6) without allocating (``T``:
     a (7, 3, 3) scratch), the blocks of :func:`dynamics.minimal.spatial.dlog_se3`."""
