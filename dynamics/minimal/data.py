@@ -67,7 +67,7 @@ class Data:
         #: ``(0; -g)``: the world's spatial acceleration that stands in for gravity.
         self.a_gravity = np.concatenate([np.zeros(3), -model.gravity])
         # work arrays of the compiled kernels (:mod:`.tree_kernels`,
-        # :mod:`.multi_dof_kernels`; the arguments of its one-step call,
+        # :mod:`.multi_dof_kernels`; the two state rows of its one-step call,
         # :func:`.multi_dof_kernels.explicit_step`), allocated on first use
         self._compiled_work = None
         self._multi_dof_work = None

@@ -727,10 +727,7 @@ def simulate_explicit(model: Model, q0: np.ndarray, v0: np.ndarray, dt: float, s
     DivergenceError
         A step whose result is not finite (naming it).
     """
-    packed = model._explicit_packed
-    if packed is None:
-        packed = model._explicit_packed = _packed_arguments(model)
-    ints, buf, off = packed
+    ints, buf, off = packed = _model_packed(model)
     buf[off[_EXT]:off[_EXT + 1]] = 0.0              # no joint forces (explicit_step's own)
     Q, Vs = np.empty((steps + 1, model.nq)), np.empty((steps + 1, model.nv))
     Q[0], Vs[0] = q0, v0
@@ -758,6 +755,14 @@ def _packed_shapes(n: int, nv: int, nq: int) -> list[tuple[int, ...]]:
 
 #: The index of ``ext`` among :func:`_packed_shapes`.
 _EXT = 29
+
+
+def _model_packed(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_packed_arguments` of ``model``, made once and kept on it (``ext`` and the work
+    are scratch that every call sets)."""
+    if model._explicit_packed is None:
+        model._explicit_packed = _packed_arguments(model)
+    return model._explicit_packed
 
 
 def _packed_arguments(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -822,8 +827,9 @@ def explicit_step(model: Model, data: Data, q: np.ndarray, v: np.ndarray, dt: fl
     ``t`` in one compiled call (:func:`_explicit_run` over a single step: the step
     :func:`simulate_explicit` takes, bit for bit), the joint forces ``tau`` (``None``: zero)
     added to the springs and dampers at every force evaluation. ``q``, ``v`` are taken as
-    checked; the arrays the call needs are made once and kept on ``data`` (its own: the step
-    does not fill ``data``'s ABA arrays, ``data.V``, ``data.A``, ...). Returns new
+    checked; the packed arrays are the model's (:func:`_model_packed`), the two state rows
+    ``data``'s, made once (the step does not fill ``data``'s ABA arrays, ``data.V``,
+    ``data.A``, ...). Returns new
     ``(q, v)``.
 
     Raises
@@ -835,11 +841,11 @@ def explicit_step(model: Model, data: Data, q: np.ndarray, v: np.ndarray, dt: fl
     DivergenceError
         The step's result is not finite.
     """
-    packed = data._explicit_step
-    if packed is None:
-        packed = data._explicit_step = (*_packed_arguments(model), np.zeros((2, model.nq)),
-                                        np.zeros((2, model.nv)))
-    ints, buf, off, Q, Vs = packed
+    ints, buf, off = _model_packed(model)
+    rows = data._explicit_step
+    if rows is None:
+        rows = data._explicit_step = (np.zeros((2, model.nq)), np.zeros((2, model.nv)))
+    Q, Vs = rows
     Q[0], Vs[0] = q, v
     ext = buf[off[_EXT]:off[_EXT + 1]]
     if tau is None:

@@ -45,13 +45,16 @@ from .multi_dof_kernels import (
     require_supported,
 )
 from .results import ConvergenceError, SimulationResult, convergence_advice
-from .tree_kernels import _dlog_transpose, _gravity_potential, _gravity_wrench, _log_se3, _XT_add
+from .tree_kernels import (
+    _GUESS_CODES,
+    _dlog_transpose,
+    _gravity_potential,
+    _gravity_wrench,
+    _log_se3,
+    _XT_add,
+)
 
 __all__ = ["simulate_riqn", "difference"]
-
-#: The initial guesses (:data:`.variational.INITIAL_GUESSES`) as the kernel's codes.
-_GUESS_CODES = {"ig1": 0, "ig2": 1, "ig3": 2}
-
 
 @njit(cache=True)
 def _difference(jtype, iq, iv, q0, q1, out, R0, R1, dR, dp, xi):
