@@ -1,5 +1,6 @@
 """Many integrator steps in one compiled (numba) call: the loop of :meth:`.Simulation.run`
-without a controller.
+without a controller or with a PD controller (:class:`.control.PDController`, evaluated here
+by :func:`.control_kernels.pd_forces`).
 
 Each step is the whole-step kernel :meth:`.Simulation.step` calls
 (:func:`.newton_kernels.step_kernel`, :func:`.force_kernels.forced_step_kernel` or
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from .control_kernels import pd_forces
 from .force_kernels import forced_step_kernel
 from .interior_point_kernels import contact_step_kernel, plain_first
 from .newton_kernels import _CONVERGED, _copy, step_kernel
@@ -49,10 +51,14 @@ def _record(k, it, x, q, v, w, xs, qs, vs, ws, its, history, record_history, hfl
 @njit(cache=True, error_model="numpy", _nrt=False)
 def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam, prev_v,
                      prev_w, prev_lam, s, tol, max_iter, history, handle, data, mass, inertia,
-                     gravity_wrench, applied, joint_forces, has_forces, joints, forces_work, work,
-                     xs, qs, vs, ws, its, record_history, hflat, reuse):
+                     gravity_wrench, applied, joint_forces, has_forces, has_control, control,
+                     control_work, joints, forces_work, work, xs, qs, vs, ws, its,
+                     record_history, hflat, reuse):
     """Steps ``first .. first + count - 1`` of a run without contacts (joint springs and
-    dampers included; the constant ``joint_forces`` read only if ``has_forces``).
+    dampers included; the constant ``joint_forces`` read only if ``has_forces``; with
+    ``has_control``, ``joint_forces`` are instead rewritten before each step by the PD
+    controller's :func:`.control_kernels.pd_forces`, schedule row ``k - first`` of
+    ``control``, and taken if that row drives any joint).
 
     Step ``k`` is :func:`.newton_kernels.step_kernel` (``applied`` false: gravity alone) or
     :func:`.force_kernels.forced_step_kernel` on the state ``x, q, v, w, lam`` (in place),
@@ -83,10 +89,13 @@ def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam,
             _copy(prev_v, v)
             _copy(prev_w, w)
             _copy(prev_lam, lam)
-        if applied:
+        forced = has_forces
+        if has_control:
+            forced = pd_forces(k - first, x, q, v, w, control, control_work, joint_forces)
+        if applied or forced:
             code, it, pos = forced_step_kernel(
                 x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, s, tol, max_iter, history,
-                handle, data, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, parent,
+                handle, data, mass, inertia, dt, gravity_wrench, joint_forces, forced, parent,
                 child, p_a, p_b, q_off, select, free, nc, dof, tdof, rdof, rot_axis, spring,
                 spring_offset, damper, damped_pairs, coupling_dst, jrow, ptr_bj, ptr_jb, G,
                 rate, external, damping, diag_const, coupling, work, force_scratch, reuse)
@@ -108,11 +117,13 @@ def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam,
 def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam, prev_v,
                        prev_w, prev_lam, u, last, warm_start, quiet_floor, s, tol, max_iter,
                        refine, refine_atol, history, handle, data, blocks, mass, inertia,
-                       gravity_wrench, joint_forces, has_forces, joints, groups, pairs,
-                       forces_work, work, newton, s_start, inactive_first, plain, xs, qs, vs,
-                       ws, its, record_history, hflat, record_contacts, crow, us, reuse):
+                       gravity_wrench, joint_forces, has_forces, has_control, control,
+                       control_work, joints, groups, pairs, forces_work, work, newton, s_start,
+                       inactive_first, plain, xs, qs, vs, ws, its, record_history, hflat,
+                       record_contacts, crow, us, reuse):
     """Steps ``first .. first + count - 1`` of a run with contacts (the constant
-    ``joint_forces`` read only if ``has_forces``).
+    ``joint_forces`` read only if ``has_forces``, or rewritten before each step by the PD
+    controller ``control`` with ``has_control``, as in :func:`joint_run_kernel`).
 
     Step ``k`` is, with ``inactive_first``, first :func:`.interior_point_kernels.plain_first`
     (the step without contacts, ``plain``; kept if every contact stays open), otherwise
@@ -131,16 +142,19 @@ def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, la
     for k in range(first, first + count):
         ex = extrapolate and (started or k > first)
         kept, target = False, 0.0
+        forced = has_forces
+        if has_control:
+            forced = pd_forces(k - first, x, q, v, w, control, control_work, joint_forces)
         if inactive_first:
             kept, code, it, pos = plain_first(
                 x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, u, last, s, tol, max_iter,
-                history, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, groups,
+                history, mass, inertia, dt, gravity_wrench, joint_forces, forced, groups,
                 work[8], plain, reuse)
         if not kept:
             code, it, pos, target = contact_step_kernel(
                 x, q, v, w, lam, prev_v, prev_w, prev_lam, ex, u, last, warm_start,
                 quiet_floor, s, tol, max_iter, refine, refine_atol, history, handle, data,
-                blocks, mass, inertia, dt, gravity_wrench, joint_forces, has_forces, joints,
+                blocks, mass, inertia, dt, gravity_wrench, joint_forces, forced, joints,
                 groups, pairs, forces_work, work, newton, s_start)
         if code != _CONVERGED:
             break

@@ -19,6 +19,9 @@ import graphsolve as gs
 from .. import quaternion as quat
 from ..spec import MechanismSpec, SpecError
 from . import contact_kernels as ck
+from .control import PDController
+from .control_kernels import joint_rates_kernel
+from .force_kernels import coordinates_kernel
 from .interior_point_kernels import TAU, warm_floor
 from .mechanism import MaximalModel
 from .newton_kernels import CHORD_RATE, NewtonStatus
@@ -964,16 +967,22 @@ class Simulation:
         return pos[k], rot[k]
 
     def minimal_coordinates(self) -> dict[str, np.ndarray]:
-        """Current joint coordinates by joint name."""
-        c = self.model.minimal_coordinates(self.x, self.q)
-        return {n: c[k, :d] for k, (n, d) in enumerate(zip(self.model.joints.names,
-                                                            self.model.joints.dof, strict=True))}
+        """Current joint coordinates by joint name (:meth:`MaximalModel.minimal_coordinates`
+        of the current state, computed by the compiled kernel the PD controller uses)."""
+        js = self.model.joints
+        c = np.empty((len(js), 6))
+        coordinates_kernel(self.x, self.q, js.parent, js.child, js.p_a, js.p_b, js.q_off,
+                           js.free, js.translational_dof, js.rotational_dof, js.rot_axis, c)
+        return {n: c[k, :d] for k, (n, d) in enumerate(zip(js.names, js.dof, strict=True))}
 
     def minimal_velocities(self) -> dict[str, np.ndarray]:
-        """Current joint coordinate rates by joint name."""
-        c = self.model.joint_velocities(self.x, self.q, self.v, self.w)
-        return {n: c[k, :d] for k, (n, d) in enumerate(zip(self.model.joints.names,
-                                                            self.model.joints.dof, strict=True))}
+        """Current joint coordinate rates by joint name (:meth:`MaximalModel.joint_velocities`
+        of the current state, computed by the compiled kernel the PD controller uses)."""
+        js = self.model.joints
+        c = np.empty((len(js), 6))
+        joint_rates_kernel(self.x, self.q, self.v, self.w, js.parent, js.child, js.p_b,
+                           js.q_off, js.free, js.dof, js.rotational_dof, c)
+        return {n: c[k, :d] for k, (n, d) in enumerate(zip(js.names, js.dof, strict=True))}
 
     def run(self, steps: int, controller: Callable | None = None,
             progress: bool | None = None, record="all") -> Trajectory:
@@ -991,11 +1000,13 @@ class Simulation:
         constraint violation, contact distances, complementarity) are computed, vectorized
         over time, on first access.
 
-        Without a controller (and with the compiled kernels: ``backend`` ``"auto"`` or
-        ``"compiled"``) the step loop itself is compiled (:meth:`_run_compiled`, chunks of up
-        to 4096 steps, the progress bar updated between them): the same steps as
-        :meth:`step`, bit for bit, without its per-step Python overhead. With a controller
-        the loop calls :meth:`step` from Python. Either way a step that does not converge is
+        Without a controller or with a :func:`pd_controller` (and with the compiled kernels:
+        ``backend`` ``"auto"`` or ``"compiled"``) the step loop itself is compiled
+        (:meth:`_run_compiled`, chunks of up to 4096 steps, the progress bar updated between
+        them): the same steps as :meth:`step`, bit for bit, without its per-step Python
+        overhead (the PD controller's inputs computed inside the loop, its targets in Python
+        ahead of each chunk: :class:`PDController`). With another controller the loop calls
+        it and :meth:`step` from Python. Either way a step that does not converge is
         taken in halves (:attr:`halvings`), and a failing step raises its
         :class:`NewtonError` with the simulation left at the state before that step (``t``
         included), as after :meth:`step`.
@@ -1027,12 +1038,14 @@ class Simulation:
         xs[0], qs[0], vs[0], ws[0] = self.x, self.q, self.v, self.w
         show = steps >= 200 if progress is None else progress
         # the compiled loop only stands for Simulation.step itself (not an override)
-        compiled = (controller is None and type(self).step is Simulation.step
+        pd = controller if isinstance(controller, PDController) else None
+        compiled = ((controller is None or pd is not None) and type(self).step is Simulation.step
                     and "step" not in self.__dict__
                     and (self._compiled_step or self._compiled_contacts))
         flat = None
         if compiled:
-            flat = self._run_compiled(steps, (xs, qs, vs, ws, its), hist is not None, cvar, show)
+            flat = self._run_compiled(steps, (xs, qs, vs, ws, its), hist is not None, cvar, show,
+                                      pd)
             hist = None
         else:
             loop = (tqdm(range(1, T), desc=self.spec.name, leave=False) if show
@@ -1055,24 +1068,27 @@ class Simulation:
         return traj
 
     def _halve_in_run(self, code: int, pos: int, target: float, history: np.ndarray,
-                      contact: bool, record, k: int, cols) -> None:
+                      contact: bool, record, k: int, cols, pd=None) -> None:
         """A step of :meth:`_run_compiled` that failed with ``code``: its error raised unless
         it is one that halving retries (:data:`_HALVED_ERRORS`) and the step converges in halves
-        (:meth:`_halved_step`), recorded into row ``k`` of ``record`` and ``cols``."""
+        (:meth:`_halved_step`, with the PD controller ``pd``'s inputs at this state, as the
+        failed step took them), recorded into row ``k`` of ``record`` and ``cols``."""
         try:
             if contact:
                 self._previous = None
                 self._contact_error(code, pos, target, history)
             self._raise(code, pos, history)
         except _HALVED_ERRORS as failed:
-            iterations = self._retry_in_halves(failed, None)
+            iterations = self._retry_in_halves(failed, None if pd is None else pd.forces(self))
         xs, qs, vs, ws, its = record
         xs[k], qs[k], vs[k], ws[k], its[k] = self.x, self.q, self.v, self.w, iterations
         if cols is not None:
             cols[k] = np.concatenate([u.ravel() for u in self.contact_variables])
 
-    def _run_compiled(self, steps: int, record, residuals: bool, cvar, show: bool):
-        """The step loop of :meth:`run` without a controller, in compiled chunks
+    def _run_compiled(self, steps: int, record, residuals: bool, cvar, show: bool, pd=None):
+        """The step loop of :meth:`run` without a controller or with the PD controller ``pd``
+        (its targets evaluated ahead of each chunk at the times of its steps,
+        :meth:`PDController.schedule`), in compiled chunks
         (:meth:`StepSystem.run_compiled`, :meth:`StepSystem.contact_run`): the same steps as
         :meth:`step` (bit for bit), recorded into ``record = (xs, qs, vs, ws, its)`` and, per
         group, ``cvar`` (if not ``None``); a step that does not converge is taken in halves
@@ -1125,6 +1141,14 @@ class Simulation:
                 count = min(chunk, todo)
                 if residuals and (hflat is None or hflat.size < count * (self.max_iter + 1)):
                     hflat = np.empty(count * (self.max_iter + 1))
+                control = None
+                if pd is not None:
+                    times = np.empty(count)
+                    tk = self.t
+                    for i in range(count):      # the times step() would see: t += Δt
+                        times[i] = tk
+                        tk += self.dt
+                    control = (pd.schedule(self, times), pd.work(self))
                 start = time.perf_counter()
                 if contact:
                     code, it, pos, target, done, t, used, history = sys.contact_run(
@@ -1134,13 +1158,15 @@ class Simulation:
                         refine_atol=self.refine_atol, record=record,
                         hflat=hflat if residuals else None,
                         contact_rows=None if cols is None else rows, contacts_out=cols,
-                        reuse=self.reuse_factorization, quiet_floor=self.quiet_floor)
+                        reuse=self.reuse_factorization, quiet_floor=self.quiet_floor,
+                        control=control)
                 else:
                     target = 0.0
                     code, it, pos, done, t, used, history = sys.run_compiled(
                         first, count, self.t, self.x, self.q, self.v, self.w, self._lam,
                         self._previous, started, extrapolate, self.tol, self.max_iter, record,
-                        hflat if residuals else None, reuse=self.reuse_factorization)
+                        hflat if residuals else None, reuse=self.reuse_factorization,
+                        control=control)
                 elapsed = time.perf_counter() - start
                 self.t = t
                 self._residuals = history
@@ -1155,7 +1181,7 @@ class Simulation:
                 if code != NewtonStatus.CONVERGED:
                     k = first + done                    # the failing step's row
                     self._halve_in_run(code, pos, target, history, contact, record,
-                                       k, cols)
+                                       k, cols, pd)
                     if residuals:
                         pieces.append(self._residuals)
                     done += 1

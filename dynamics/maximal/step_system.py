@@ -51,6 +51,7 @@ from . import contact_kernels as ck
 from . import joints as jt
 from .condensation import Condensation, condensed_refactor_solve, condensed_solve, full_residual
 from .contacts import contact_groups
+from .control_kernels import control_work
 from .force_kernels import force_work, forced_step_kernel
 from .interior_point_kernels import step_kernel_plain_first
 from .mechanism import MaximalModel
@@ -86,6 +87,7 @@ class _StepWork:
     pairs: np.ndarray            # (n_pairs,) the damped joints between two bodies
     applied: bool                # the mechanism has a joint spring or damper
     no_forces: np.ndarray        # (0, 6) placeholder for joint_forces=None
+    control_forces: np.ndarray   # (n_joints, 6) a PD controller's inputs in the run loops
     s: np.ndarray                # (N,) the step's unknowns
     history: np.ndarray          # (max_iter + 1,) residual max-norms, regrown for a larger cap
     prev_v: np.ndarray           # (nb, 3) extrapolation scratch when there is no last step
@@ -347,6 +349,7 @@ class StepSystem:
         self._work = None                 # work arrays of step_compiled
         self._contact_wk = None           # work arrays of contact_step
         self._joint_args = None           # the joint arrays tuple of run_compiled
+        self._no_control = None           # run kernels' placeholders for "no controller"
         self._kernel_work = None          # scratch of the compiled kernels (newton_work)
         self.offsets = self.matrix.offsets
         self.N = int(self.offsets[-1])
@@ -776,7 +779,8 @@ class StepSystem:
                 coupling=np.zeros((len(self._damped_pairs), 2, 36)),
                 pairs=np.ascontiguousarray(self._damped_pairs, dtype=np.int64),
                 applied=bool(np.any(js.spring > 0) or damped),
-                no_forces=np.zeros((0, 6)), s=np.zeros(self.N), history=np.zeros(0),
+                no_forces=np.zeros((0, 6)), control_forces=np.zeros((nj, 6)),
+                s=np.zeros(self.N), history=np.zeros(0),
                 prev_v=np.zeros((nb, 3)), prev_w=np.zeros((nb, 3)),
                 prev_lam=np.zeros((nj, 6)), force_scratch=force_work(nj))
         return self._work
@@ -965,16 +969,35 @@ class StepSystem:
                                 self._coupling_dst)
         return self._joint_args
 
+    def _control_arguments(self, control) -> tuple:
+        """``(joint_forces, has_forces, has_control, control, control_work)`` of the run
+        kernels: no joint forces for ``control=None``, else the PD controller's ``(schedule,
+        work)`` and a buffer for its inputs (placeholders of the same types without one, so
+        the kernels compile once)."""
+        wk = self._step_work()
+        if control is not None:
+            schedule, work = control
+            return wk.control_forces, False, True, schedule, work
+        if self._no_control is None:
+            n = len(self.model.joints)
+            self._no_control = (np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.bool_),
+                                np.zeros((0, n)), np.zeros((0, n)),
+                                np.zeros((0, n), dtype=np.bool_)), control_work(self.model.joints)
+        return (wk.no_forces, False, False, *self._no_control)
+
     def run_compiled(self, first: int, count: int, t: float, x, q, v, w, lam, previous,
                      started: bool, extrapolate: bool, tol: float, max_iter: int, record,
-                     hflat=None, reuse: bool = True):
-        """Steps ``first .. first + count - 1`` of :meth:`.Simulation.run` without contacts or
-        joint forces in one compiled call (:func:`.run_kernels.joint_run_kernel`): each step
-        is :meth:`step_compiled`'s, on the state arrays in place; ``previous`` = ``(v, w, λ)``
+                     hflat=None, reuse: bool = True, control=None):
+        """Steps ``first .. first + count - 1`` of :meth:`.Simulation.run` without contacts in
+        one compiled call (:func:`.run_kernels.joint_run_kernel`): each step is
+        :meth:`step_compiled`'s, on the state arrays in place; ``previous`` = ``(v, w, λ)``
         arrays of the last step (``started``) or to be filled (not ``started``), as
         :meth:`step_compiled` with and without ``previous``. ``record`` = ``(xs, qs, vs, ws,
         its)`` receive rows ``first ..`` of the converged steps; ``hflat`` (optional) their
         residual max-norms one after the other; ``reuse`` as in :meth:`step_compiled`.
+        ``control``: ``None`` (no joint forces) or ``(schedule, work)`` of a PD controller
+        (:meth:`.control.PDController.schedule` for these steps and its ``work``), whose
+        inputs each step takes as :meth:`step_compiled` takes ``joint_forces``.
 
         Returns ``(code, iterations, position, done, t, used, history)``: the last step's
         status, iterations and position (as :meth:`step_compiled`), the converged steps,
@@ -991,9 +1014,9 @@ class StepSystem:
         code, it, pos, done, t, used = joint_run_kernel(
             int(first), int(count), float(t), self.dt, bool(extrapolate), bool(started), x, q, v,
             w, lam, *previous, wk.s, float(tol), int(max_iter), history, self._handle,
-            self.matrix.data, m.mass, m.inertia, wk.gravity, wk.applied, wk.no_forces, False,
-            self._joint_arguments(), wk.forces, self._scratch(), *record, record_history, hflat,
-            bool(reuse))
+            self.matrix.data, m.mass, m.inertia, wk.gravity, wk.applied,
+            *self._control_arguments(control), self._joint_arguments(), wk.forces,
+            self._scratch(), *record, record_history, hflat, bool(reuse))
         F.mark_valid(_factor_status(code, pos))
         return code, it, pos, done, t, used, history[:it + 1]
 
@@ -1001,14 +1024,14 @@ class StepSystem:
                     started: bool, extrapolate: bool, tol: float, max_iter: int, *,
                     warm_start: bool, refine: bool, refine_atol: float, record, hflat=None,
                     contact_rows=None, contacts_out=None, reuse: bool = True,
-                    quiet_floor: bool = True):
-        """Steps ``first .. first + count - 1`` of :meth:`.Simulation.run` with contacts and no
-        joint forces in one compiled call (:func:`.run_kernels.contact_run_kernel`): each step
-        is :meth:`contact_step`'s (the warm start from :meth:`contact_variables`, which the
-        converged steps update). ``previous``, ``started``, ``record`` and ``hflat`` as in
-        :meth:`run_compiled`; ``contacts_out[k]`` (optional) receives the contact variables
-        of step ``k``, the entries ``contact_rows`` of ``s``; ``reuse`` as in
-        :meth:`step_compiled`, ``quiet_floor`` as in :meth:`contact_step`.
+                    quiet_floor: bool = True, control=None):
+        """Steps ``first .. first + count - 1`` of :meth:`.Simulation.run` with contacts in one
+        compiled call (:func:`.run_kernels.contact_run_kernel`): each step is
+        :meth:`contact_step`'s (the warm start from :meth:`contact_variables`, which the
+        converged steps update). ``previous``, ``started``, ``record``, ``hflat`` and
+        ``control`` as in :meth:`run_compiled`; ``contacts_out[k]`` (optional) receives the
+        contact variables of step ``k``, the entries ``contact_rows`` of ``s``; ``reuse`` as
+        in :meth:`step_compiled`, ``quiet_floor`` as in :meth:`contact_step`.
 
         Returns ``(code, iterations, position, target, done, t, used, history)``: the last
         step's :meth:`contact_step` result, then as :meth:`run_compiled`.
@@ -1027,10 +1050,10 @@ class StepSystem:
             int(first), int(count), float(t), self.dt, bool(extrapolate), bool(started), x, q, v,
             w, lam, *previous, cw.u, cw.last, bool(warm_start), bool(quiet_floor), wk.s,
             float(tol), int(max_iter), bool(refine), float(refine_atol), history, cw.handle,
-            self.matrix.data, cw.blocks, m.mass, m.inertia, wk.gravity, wk.no_forces, False,
-            cw.joints, cw.groups, cw.pairs, cw.forces, cw.scratch, self._scratch(), cw.s_start,
-            self.inactive_first, cw.plain, *record, record_history, hflat, record_contacts,
-            contact_rows, contacts_out, bool(reuse))
+            self.matrix.data, cw.blocks, m.mass, m.inertia, wk.gravity,
+            *self._control_arguments(control), cw.joints, cw.groups, cw.pairs, cw.forces,
+            cw.scratch, self._scratch(), cw.s_start, self.inactive_first, cw.plain, *record,
+            record_history, hflat, record_contacts, contact_rows, contacts_out, bool(reuse))
         cw.factorization.mark_valid(_factor_status(code, pos))
         return code, it, pos, target, done, t, used, history[:it + 1]
 
