@@ -1,6 +1,6 @@
 """``python -m comparisons list | run --suite S [--workers N | --scheduler ADDRESS] [--resume]
 [...] | plot FILE | scale [...] | scale-table FILE | batch [--workers N] | constraints | dynamics
-| contacts | contact-sweep | urdf | minimal | general-joints | step-profile``.
+| contacts | contact-sweep | urdf | minimal | general-joints | step-profile | control``.
 
 Every benchmark other than the suites (``run``) is one module ``comparisons/<name>_bench.py``
 and one command here, which writes a CSV, its JSON metadata (``.json``: machine, versions,
@@ -354,6 +354,20 @@ def _step_profile(args) -> int:
     return 0
 
 
+def _control(args) -> int:
+    from .control_bench import CASES, COLUMNS, markdown_table, run_control_benchmark
+
+    cases = ["revolute chain n=10", "quadruped sway (contacts)"] if args.quick else list(CASES)
+    steps = args.steps or (100 if args.quick else 1000)
+    repeats = args.repeats or (1 if args.quick else 3)
+    out = Path(args.out or "results/control.csv")
+    rows = run_control_benchmark(cases, steps=steps, repeats=repeats)
+    write_results(rows, out, {**_meta(), "steps": steps, "repeats": repeats}, columns=COLUMNS)
+    print(markdown_table(rows))
+    print(f"wall time per step, {steps} steps, best of {repeats} -> {out}")
+    return 0
+
+
 def _minimal(args) -> int:
     from .minimal_bench import minimal_bench, plot_minimal
 
@@ -524,6 +538,12 @@ def main(argv=None) -> int:
     sp.add_argument("--steps", type=int, help="steps per timed run (default 1000, --quick 20)")
     sp.add_argument("--repeats", type=int, help="best of N runs (default 3, --quick 1)")
     sp.add_argument("--out", help="CSV path (default results/step_profile.csv)")
+    ct = sub.add_parser("control", help="PD-controlled simulation: the controller in the "
+                        "compiled run loop vs called from Python, MuJoCo and Pinocchio PD loops")
+    ct.add_argument("--quick", action="store_true", help="two cases, 100 steps, one repeat")
+    ct.add_argument("--steps", type=int, help="steps per timed run (default 1000, --quick 100)")
+    ct.add_argument("--repeats", type=int, help="best of N runs (default 3, --quick 1)")
+    ct.add_argument("--out", help="CSV path (default results/control.csv)")
     mn = sub.add_parser("minimal", help="variational integrator in minimal coordinates: "
                         "Newton vs RIQN vs Broyden (Lee et al. 2016 Fig. 3), ABA vs Pinocchio")
     mn.add_argument("--dofs", nargs="+", type=int, metavar="DOF")
@@ -580,7 +600,7 @@ def main(argv=None) -> int:
             "contacts": _contacts, "contact-sweep": _contact_sweep, "urdf": _urdf,
             "minimal": _minimal,
             "general-joints": _general_joints, "scale": _scale,
-            "step-profile": _step_profile,
+            "step-profile": _step_profile, "control": _control,
             "scale-table": _scale_table}[args.command](args)
 
 

@@ -51,6 +51,7 @@ import numpy as np
 
 from . import models
 from .maximal import Simulation, pd_controller
+from .maximal.control import Fallen, PDController
 from .rollouts import rollouts
 
 __all__ = ["PARAMETER_NAMES", "STANDING", "GAINS", "FIRST_PAIR", "SECOND_PAIR", "FALL_HEIGHT",
@@ -111,38 +112,19 @@ def gait_controller(params) -> Callable:
     return pd_controller(lambda t: gait_targets(t, p), _gains(0), _gains(1))
 
 
-class Fallen(RuntimeError):
-    """The robot fell during a rollout (:data:`FALL_HEIGHT`, :data:`FALL_TILT_DEG`); raised by
-    the walking controller to stop the rollout. ``args``: message, time (s), trunk x (m)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
-
-    @property
-    def time(self) -> float:
-        return float(self.args[1])
-
-    @property
-    def x(self) -> float:
-        return float(self.args[2])
-
-
-class _WalkController:
-    """:func:`gait_controller` that raises :class:`Fallen` when the trunk falls (picklable)."""
+class _WalkController(PDController):
+    """:func:`gait_controller` that raises :class:`Fallen` before a step at which the trunk has
+    fallen (:data:`FALL_HEIGHT`, :data:`FALL_TILT_DEG`; the ``fall`` test of
+    :func:`~dynamics.maximal.pd_controller`, which the compiled run loop evaluates too).
+    Pickles as its parameters."""
 
     def __init__(self, params):
         self.params = _params(params)
-        self.pd = gait_controller(self.params)
-        self.min_up = np.cos(np.radians(FALL_TILT_DEG))
+        super().__init__(self._targets, _gains(0), _gains(1),
+                         fall=("trunk", FALL_HEIGHT, FALL_TILT_DEG))
 
-    def __call__(self, sim):
-        x, q = sim.x[0], sim.q[0]
-        up = 1.0 - 2.0 * (q[1] ** 2 + q[2] ** 2)          # z component of the trunk's z axis
-        if x[2] < FALL_HEIGHT or up < self.min_up:
-            raise Fallen(f"the robot fell at t = {sim.t:.3f} s (trunk height {x[2]:.3f} m, "
-                         f"tilt {np.degrees(np.arccos(np.clip(up, -1, 1))):.0f}°)",
-                         float(sim.t), float(x[0]))
-        return self.pd(sim)
+    def _targets(self, t):
+        return gait_targets(t, self.params)
 
     def __getstate__(self):
         return {"params": self.params}

@@ -6,12 +6,11 @@
 >>> bool(abs(traj.energy[-1] - traj.energy[0]) < 0.1)
 True
 """
-from .control import PDController, pd_controller
+from .control import Fallen, PDController, pd_controller
 from .mechanism import MaximalModel, RegularizationWarning, regularize_singular_bodies
 from .simulation import Simulation, Trajectory
 from .step_system import ConvergenceError, NewtonError, SingularStepError, StepSystem
 
 __all__ = ["Simulation", "Trajectory", "MaximalModel", "StepSystem", "NewtonError",
-           "ConvergenceError", "SingularStepError", "pd_controller", "PDController",
-           "regularize_singular_bodies",
-           "RegularizationWarning"]
+           "ConvergenceError", "SingularStepError", "pd_controller", "PDController", "Fallen",
+           "regularize_singular_bodies", "RegularizationWarning"]

@@ -6,15 +6,33 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from ..spec import SpecError
-from .control_kernels import control_work, pd_forces
+from .control_kernels import control_work, fallen, pd_forces
 
-__all__ = ["pd_controller", "PDController"]
+__all__ = ["pd_controller", "PDController", "Fallen"]
+
+
+class Fallen(RuntimeError):
+    """The robot fell: raised by a :class:`PDController` with a ``fall`` test before the step
+    at which its body is too low or tilted (:func:`dynamics.gait_learning.walk` reports such
+    rollouts as fallen). ``args``: message, time (s), the body's x (m)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    @property
+    def time(self) -> float:
+        return float(self.args[1])
+
+    @property
+    def x(self) -> float:
+        return float(self.args[2])
 
 
 def pd_controller(targets: Mapping[str, float] | Callable[[float], Mapping[str, float]],
                   kp: float | Mapping[str, float], kd: float | Mapping[str, float],
                   rates: Mapping[str, float] | Callable[[float], Mapping[str, float]]
-                  | None = None) -> PDController:
+                  | None = None, *, fall: tuple[str, float, float] | None = None
+                  ) -> PDController:
     """Joint-space PD control ``u = kp (θ_d - θ) + kd (θ̇_d - θ̇)`` for one-coordinate joints.
 
     ``targets`` maps joint names to desired coordinates, or is a function of time returning
@@ -24,13 +42,18 @@ def pd_controller(targets: Mapping[str, float] | Callable[[float], Mapping[str, 
     mappings. The joints must be ``actuated``, revolute or prismatic; an angle's error is
     taken the short way round (in ``[-π, π)``).
 
+    ``fall = (body, min_height, max_tilt_deg)``: before each step the controller raises
+    :class:`Fallen` if ``body``'s height is below ``min_height`` (m) or its z axis is tilted
+    more than ``max_tilt_deg`` from the world's (the state left as before that step), so a
+    rollout of a legged robot stops when it falls.
+
     Returns
     -------
     PDController
         ``controller(sim) -> {joint: [u]}`` for :meth:`Simulation.run`, which runs it inside
         its compiled step loop (:class:`PDController`).
     """
-    return PDController(targets, kp, kd, rates)
+    return PDController(targets, kp, kd, rates, fall=fall)
 
 
 class PDController:
@@ -49,13 +72,15 @@ class PDController:
     taken as an angle).
     """
 
-    def __init__(self, targets, kp, kd, rates=None):
+    def __init__(self, targets, kp, kd, rates=None, *, fall=None):
         self.targets, self.kp, self.kd, self.rates = targets, kp, kd, rates
-        self._bound = None          # (model, {name: joint index}, kp, kd, angle, work)
+        self.fall = None if fall is None else (str(fall[0]), float(fall[1]), float(fall[2]))
+        self._bound = None          # (model, {name: joint index}, kp, kd, angle, work, fall)
 
     def __call__(self, sim) -> dict[str, list[float]]:
         if not hasattr(sim, "model") or not hasattr(sim, "spec"):
             return self._generic(sim)
+        self.check(sim)
         u, active = self._inputs(sim)
         names = sim.model.joints.names
         return {names[k]: [float(u[k, 0])] for k in np.flatnonzero(active)}
@@ -63,7 +88,9 @@ class PDController:
     def forces(self, sim) -> np.ndarray | None:
         """The inputs at ``sim``'s state and time as an ``(n_joints, 6)`` array for
         :meth:`Simulation.step` (zero but for column 0 of the driven joints), or ``None`` when
-        the targets name no joint (as an empty mapping from :meth:`__call__`)."""
+        the targets name no joint (as an empty mapping from :meth:`__call__`). Raises
+        :class:`Fallen` as :meth:`check`."""
+        self.check(sim)
         u, active = self._inputs(sim)
         return u if active.any() else None
 
@@ -73,6 +100,20 @@ class PDController:
         pd_forces(0, sim.x, sim.q, sim.v, sim.w, control, self.work(sim), out)
         return out, control[5][0]
 
+    def check(self, sim) -> None:
+        """Raise :class:`Fallen` if the ``fall`` test finds ``sim``'s body fallen (the test of
+        the compiled loop, :func:`.control_kernels.fallen`)."""
+        if self.fall is None:
+            return
+        fall = self._bind(sim)[5]
+        if fallen(sim.x, sim.q, fall):
+            b = int(fall[0])
+            up = 1.0 - 2.0 * (sim.q[b, 1] ** 2 + sim.q[b, 2] ** 2)
+            raise Fallen(f"the robot fell at t = {sim.t:.3f} s ({self.fall[0]} height "
+                         f"{sim.x[b, 2]:.3f} m, tilt "
+                         f"{np.degrees(np.arccos(np.clip(up, -1, 1))):.0f}°)",
+                         float(sim.t), float(sim.x[b, 0]))
+
     def work(self, sim) -> tuple:
         """:func:`.control_kernels.control_work` for ``sim``'s model (made once per model)."""
         return self._bind(sim)[4]
@@ -80,15 +121,16 @@ class PDController:
     def schedule(self, sim, times) -> tuple:
         """The controller's arrays for steps starting at ``times`` (in order), as
         :func:`.control_kernels.pd_forces` takes them: ``(kp, kd, angle, goal, goal_rate,
-        active)``. Raises :class:`~dynamics.spec.SpecError` for a joint the model does not
+        active, fall)``. Raises :class:`~dynamics.spec.SpecError` for a joint the model does not
         have or that is not actuated and ``ValueError`` for one with more than one
         coordinate or a missing gain, before any step."""
-        index, kp, kd, angle, _ = self._bind(sim)
+        index, kp, kd, angle, _, fall = self._bind(sim)
         n = len(kp)
         rows = len(times)
         goal, goal_rate = np.zeros((rows, n)), np.zeros((rows, n))
         active = np.zeros((rows, n), dtype=np.bool_)
         constant = not callable(self.targets) and not callable(self.rates)
+        names, cols = None, None
         for r, t in enumerate(times):
             if constant and r:
                 goal[r], goal_rate[r], active[r] = goal[0], goal_rate[0], active[0]
@@ -96,19 +138,23 @@ class PDController:
             targets = self.targets(t) if callable(self.targets) else self.targets
             rates = ({} if self.rates is None else self.rates(t) if callable(self.rates)
                      else self.rates)
-            for name, value in targets.items():
-                k = index.get(name)
-                if k is None:
-                    self._refuse(sim, name)
-                goal[r, k] = float(value)
-                goal_rate[r, k] = float(rates.get(name, 0.0))
-                active[r, k] = True
-        return kp, kd, angle, goal, goal_rate, active
+            keys = list(targets)
+            if keys != names:               # (a gait names the same joints at every step)
+                for name in keys:
+                    if name not in index:
+                        self._refuse(sim, name)
+                names, cols = keys, np.array([index[name] for name in keys], dtype=np.int64)
+            goal[r, cols] = [float(value) for value in targets.values()]
+            if rates:
+                goal_rate[r, cols] = [float(rates.get(name, 0.0)) for name in keys]
+            active[r, cols] = True
+        return kp, kd, angle, goal, goal_rate, active, fall
 
     def _bind(self, sim):
         """Per joint of ``sim``'s model: the index of the drivable joints by name, the gains
-        (NaN where a mapping has none) and whether the coordinate is an angle; made once per
-        model."""
+        (NaN where a mapping has none), whether the coordinate is an angle, the work arrays and
+        the ``fall`` test's ``[body, min_height, cos(max_tilt)]`` (body -1: none); made once
+        per model."""
         model = sim.model
         if self._bound is None or self._bound[0] is not model:
             js = model.joints
@@ -123,7 +169,14 @@ class PDController:
                 index[name] = k
                 kp[k], kd[k] = gains
             angle = np.asarray(js.rotational_dof == 1)
-            self._bound = (model, index, kp, kd, angle, control_work(js))
+            fall = np.array([-1.0, 0.0, 0.0])
+            if self.fall is not None:
+                names = [b.name for b in sim.spec.bodies]
+                if self.fall[0] not in names:
+                    raise SpecError(f"pd_controller fall test: no body named {self.fall[0]!r}")
+                fall = np.array([names.index(self.fall[0]), self.fall[1],
+                                 np.cos(np.radians(self.fall[2]))])
+            self._bound = (model, index, kp, kd, angle, control_work(js), fall)
         return self._bound[1:]
 
     def _refuse(self, sim, name):
@@ -153,10 +206,12 @@ class PDController:
         return out
 
     def __getstate__(self):
-        return {"targets": self.targets, "kp": self.kp, "kd": self.kd, "rates": self.rates}
+        return {"targets": self.targets, "kp": self.kp, "kd": self.kd, "rates": self.rates,
+                "fall": self.fall}
 
     def __setstate__(self, state):
-        self.__init__(state["targets"], state["kp"], state["kd"], state["rates"])
+        PDController.__init__(self, state["targets"], state["kp"], state["kd"],
+                              state["rates"], fall=state.get("fall"))
 
 
 def _gain(g, name):

@@ -21,7 +21,7 @@ from numba import njit
 from .force_kernels import _joint_coordinates, _joint_rate_map
 from .newton_kernels import _ends, _world
 
-__all__ = ["joint_rates_kernel", "pd_forces", "control_work"]
+__all__ = ["joint_rates_kernel", "pd_forces", "fallen", "control_work"]
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -72,11 +72,12 @@ def pd_forces(row, x, q, v, w, control, work, out):
     into ``out`` (n_joints, 6; zero but for column 0 of the driven joints); returns whether
     the row drives any joint (the step then takes joint forces).
 
-    ``control = (kp, kd, angle, goal, goal_rate, active)``: per joint the gains and whether
-    its coordinate is an angle (n_joints,), and per schedule row the targets, target rates
-    and which joints are driven (rows, n_joints); ``work``: :func:`control_work`.
+    ``control = (kp, kd, angle, goal, goal_rate, active, fall)``: per joint the gains and
+    whether its coordinate is an angle (n_joints,), per schedule row the targets, target
+    rates and which joints are driven (rows, n_joints), and the fall test of
+    :func:`fallen`; ``work``: :func:`control_work`.
     """
-    kp, kd, angle, goal, goal_rate, active = control
+    kp, kd, angle, goal, goal_rate, active, fall = control
     joints, R, M, W, Q, c, world_x, world_q = work
     parent, child, p_a, p_b, q_off, free, dof, tdof, rdof, rot_axis = joints
     any_active = False
@@ -96,3 +97,15 @@ def pd_forces(row, x, q, v, w, control, work, out):
                      world_q, c, R, M, W)
         out[k, 0] = kp[k] * err + kd[k] * (goal_rate[row, k] - c[0])
     return any_active
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def fallen(x, q, fall):
+    """Whether body ``b = fall[0]`` (none if negative) has fallen: its height ``x_b[2]`` below
+    ``fall[1]`` or the z component of its z axis, ``1 - 2 (q₁² + q₂²)``, below ``fall[2]``
+    (the cosine of the largest tilt)."""
+    b = int(fall[0])
+    if b < 0:
+        return False
+    up = 1.0 - 2.0 * (q[b, 1] * q[b, 1] + q[b, 2] * q[b, 2])
+    return x[b, 2] < fall[1] or up < fall[2]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from .control_kernels import pd_forces
+from .control_kernels import fallen, pd_forces
 from .force_kernels import forced_step_kernel
 from .interior_point_kernels import contact_step_kernel, plain_first
 from .newton_kernels import _CONVERGED, _copy, step_kernel
@@ -58,7 +58,9 @@ def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam,
     dampers included; the constant ``joint_forces`` read only if ``has_forces``; with
     ``has_control``, ``joint_forces`` are instead rewritten before each step by the PD
     controller's :func:`.control_kernels.pd_forces`, schedule row ``k - first`` of
-    ``control``, and taken if that row drives any joint).
+    ``control``, and taken if that row drives any joint; the loop stops before a step at
+    which the controller's body has fallen, :func:`.control_kernels.fallen`, returning
+    ``CONVERGED`` with fewer than ``count`` steps done).
 
     Step ``k`` is :func:`.newton_kernels.step_kernel` (``applied`` false: gravity alone) or
     :func:`.force_kernels.forced_step_kernel` on the state ``x, q, v, w, lam`` (in place),
@@ -91,6 +93,8 @@ def joint_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, lam,
             _copy(prev_lam, lam)
         forced = has_forces
         if has_control:
+            if fallen(x, q, control[6]):
+                break               # (CONVERGED, fewer than count: the controller's stop)
             forced = pd_forces(k - first, x, q, v, w, control, control_work, joint_forces)
         if applied or forced:
             code, it, pos = forced_step_kernel(
@@ -144,6 +148,8 @@ def contact_run_kernel(first, count, t, dt, extrapolate, started, x, q, v, w, la
         kept, target = False, 0.0
         forced = has_forces
         if has_control:
+            if fallen(x, q, control[6]):
+                break               # (CONVERGED, fewer than count: the controller's stop)
             forced = pd_forces(k - first, x, q, v, w, control, control_work, joint_forces)
         if inactive_first:
             kept, code, it, pos = plain_first(

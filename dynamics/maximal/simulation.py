@@ -1178,6 +1178,10 @@ class Simulation:
                         self.contact_variables = sys.contact_variables()
                 if contact:
                     self._contact_iterations = sys.last_contact_iterations()
+                if pd is not None and code == NewtonStatus.CONVERGED and done < count:
+                    pd.check(self)          # stopped before a step at which the robot fell
+                    raise AssertionError("the compiled loop stopped for a fall that "
+                                         "PDController.check does not see")
                 if code != NewtonStatus.CONVERGED:
                     k = first + done                    # the failing step's row
                     self._halve_in_run(code, pos, target, history, contact, record,

@@ -982,7 +982,8 @@ class StepSystem:
             n = len(self.model.joints)
             self._no_control = (np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.bool_),
                                 np.zeros((0, n)), np.zeros((0, n)),
-                                np.zeros((0, n), dtype=np.bool_)), control_work(self.model.joints)
+                                np.zeros((0, n), dtype=np.bool_), np.array([-1.0, 0.0, 0.0])
+                                ), control_work(self.model.joints)
         return (wk.no_forces, False, False, *self._no_control)
 
     def run_compiled(self, first: int, count: int, t: float, x, q, v, w, lam, previous,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dynamics import models
-from dynamics.maximal import MaximalModel, Simulation, pd_controller
+from dynamics.maximal import Fallen, MaximalModel, Simulation, pd_controller
 from dynamics.maximal.control import PDController
 from dynamics.maximal.control_kernels import joint_rates_kernel
 from dynamics.models import rod
@@ -248,3 +248,27 @@ def test_a_state_set_between_runs_is_read():
     sim.set_coordinates({"shoulder": [0.2]})
     after = ctrl(sim)["shoulder"][0]
     assert before == pytest.approx(-2.0 * 0.4) and after == pytest.approx(-2.0 * 0.2)
+
+
+def test_a_fall_stops_the_run_before_that_step_as_the_step_loop():
+    """With weak gains the quadruped sags; ``fall=("torso", 0.36, 60)`` raises
+    :class:`Fallen` before the first step from a state below 0.36 m, at the same state and
+    time in the compiled loop and the Python step loop."""
+    spec = models.quadruped()
+    rest = {j: v[0] for j, v in spec.initial_positions.items() if j != "free"}
+    ctrl = pd_controller(rest, kp=2.0, kd=0.05, fall=("torso", 0.36, 60.0))
+    sims = [Simulation(spec, dt=0.005), _python_loop(Simulation(spec, dt=0.005))]
+    raised = []
+    for sim in sims:
+        with pytest.raises(Fallen, match="torso height 0.35") as info:
+            sim.run(400, controller=ctrl, progress=False)
+        raised.append(info.value)
+    a, b = sims
+    assert str(raised[0]) == str(raised[1]) and raised[0].time == a.t == b.t > 0.0
+    assert raised[0].x == a.x[0, 0]
+    np.testing.assert_array_equal(a.x, b.x)
+    assert a.x[0, 2] < 0.36 <= Simulation(spec, dt=0.005).x[0, 2]
+    with pytest.raises(Fallen):
+        ctrl(a)
+    with pytest.raises(SpecError, match="no body named 'trunk'"):
+        pd_controller(rest, 1.0, 0.1, fall=("trunk", 0.1, 60.0))(a)
