@@ -14,7 +14,9 @@ __all__ = ["pd_controller", "PDController", "Fallen"]
 class Fallen(RuntimeError):
     """The robot fell: raised by a :class:`PDController` with a ``fall`` test before the step
     at which its body is too low or tilted (:func:`dynamics.gait_learning.walk` reports such
-    rollouts as fallen). ``args``: message, time (s), the body's x (m)."""
+    rollouts as fallen). ``args``: message, time (s), the body's x (m). Importable as
+    ``dynamics.maximal.Fallen`` and, where the reference documents it,
+    ``dynamics.gait_learning.Fallen``."""
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
@@ -43,9 +45,9 @@ def pd_controller(targets: Mapping[str, float] | Callable[[float], Mapping[str, 
     taken the short way round (in ``[-π, π)``).
 
     ``fall = (body, min_height, max_tilt_deg)``: before each step the controller raises
-    :class:`Fallen` if ``body``'s height is below ``min_height`` (m) or its z axis is tilted
-    more than ``max_tilt_deg`` from the world's (the state left as before that step), so a
-    rollout of a legged robot stops when it falls.
+    :class:`~dynamics.gait_learning.Fallen` if ``body``'s height is below ``min_height`` (m)
+    or its z axis is tilted more than ``max_tilt_deg`` from the world's (the state left as
+    before that step), so a rollout of a legged robot stops when it falls.
 
     Returns
     -------
@@ -89,7 +91,7 @@ class PDController:
         """The inputs at ``sim``'s state and time as an ``(n_joints, 6)`` array for
         :meth:`Simulation.step` (zero but for column 0 of the driven joints), or ``None`` when
         the targets name no joint (as an empty mapping from :meth:`__call__`). Raises
-        :class:`Fallen` as :meth:`check`."""
+        :class:`~dynamics.gait_learning.Fallen` as :meth:`check`."""
         self.check(sim)
         u, active = self._inputs(sim)
         return u if active.any() else None
@@ -101,8 +103,8 @@ class PDController:
         return out, control[5][0]
 
     def check(self, sim) -> None:
-        """Raise :class:`Fallen` if the ``fall`` test finds ``sim``'s body fallen (the test of
-        the compiled loop, :func:`.control_kernels.fallen`)."""
+        """Raise :class:`~dynamics.gait_learning.Fallen` if the ``fall`` test finds ``sim``'s
+        body fallen (the test of the compiled loop, :func:`.control_kernels.fallen`)."""
         if self.fall is None:
             return
         fall = self._bind(sim)[5]
