@@ -355,7 +355,7 @@ def _step_profile(args) -> int:
 
 
 def _control(args) -> int:
-    from .control_bench import CASES, COLUMNS, markdown_table, run_control_benchmark
+    from .control_bench import CASES, COLUMNS, markdown_table, plot_control, run_control_benchmark
 
     cases = ["revolute chain n=10", "quadruped sway (contacts)"] if args.quick else list(CASES)
     steps = args.steps or (100 if args.quick else 1000)
@@ -364,7 +364,8 @@ def _control(args) -> int:
     rows = run_control_benchmark(cases, steps=steps, repeats=repeats)
     write_results(rows, out, {**_meta(), "steps": steps, "repeats": repeats}, columns=COLUMNS)
     print(markdown_table(rows))
-    print(f"wall time per step, {steps} steps, best of {repeats} -> {out}")
+    print(f"wall time per step, {steps} steps, best of {repeats} -> {out}"
+          f"{_save_plot(plot_control, rows, out)}")
     return 0
 
 

@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 from dynamics import gait_learning, models
 from dynamics.maximal import MaximalModel, NewtonError, Simulation, pd_controller
 
-__all__ = ["CASES", "COLUMNS", "run_control_benchmark", "markdown_table"]
+__all__ = ["CASES", "COLUMNS", "run_control_benchmark", "markdown_table", "plot_control"]
 
 COLUMNS = ("case", "dt", "steps", "compiled_us", "python_us", "free_us", "python_over_compiled",
            "mujoco_us", "pinocchio_us", "compiled_over_mujoco", "compiled_over_pinocchio",
@@ -228,3 +228,22 @@ def markdown_table(rows: list[dict]) -> str:
                      f"{_fmt(r['free_us'])} | {mj} | {pn} | {diff} |")
     return "\n".join(lines)
 
+
+def plot_control(rows: list[dict], path) -> None:
+    """Bars of the µs per step of every case: the PD controller in the compiled loop, called
+    from Python, and the MuJoCo and Pinocchio PD loops where they ran (log scale)."""
+    from .plot import bar_plot
+
+    def value(r, k):
+        v = r.get(k)
+        return None if v in (None, "") else float(v)
+
+    keys = (("compiled_us", "ours: PD in the compiled loop"),
+            ("python_us", "ours: controller called from Python"),
+            ("mujoco_us", "MuJoCo: PD loop in Python"),
+            ("pinocchio_us", "Pinocchio ABA + semi-implicit Euler: PD loop in Python"))
+    series = {label: [value(r, k) for r in rows] for k, label in keys
+              if any(value(r, k) is not None for r in rows)}
+    bar_plot(path, [f"{r['case']}, Δt {float(r['dt']) * 1e3:g} ms" for r in rows], series,
+             ylabel="µs per step", title="PD-controlled simulation (python -m comparisons "
+             "control)")

@@ -158,7 +158,8 @@ class PDController:
         the ``fall`` test's ``[body, min_height, cos(max_tilt)]`` (body -1: none); made once
         per model."""
         model = sim.model
-        if self._bound is None or self._bound[0] is not model:
+        bound = self._bound             # (one read: another thread may bind another model)
+        if bound is None or bound[0] is not model:
             js = model.joints
             index = {}
             kp, kd = np.full(len(js), np.nan), np.full(len(js), np.nan)
@@ -178,8 +179,8 @@ class PDController:
                     raise SpecError(f"pd_controller fall test: no body named {self.fall[0]!r}")
                 fall = np.array([names.index(self.fall[0]), self.fall[1],
                                  np.cos(np.radians(self.fall[2]))])
-            self._bound = (model, index, kp, kd, angle, control_work(js), fall)
-        return self._bound[1:]
+            bound = self._bound = (model, index, kp, kd, angle, control_work(js), fall)
+        return bound[1:]
 
     def _refuse(self, sim, name):
         """The error for target ``name``, which is not a drivable joint of ``sim``."""

@@ -23,7 +23,8 @@ COMMANDS = {"batch": ("batch_bench", "plot_batch"),
             "urdf": ("urdf_bench", "plot_urdf"),
             "minimal": ("minimal_bench", "plot_minimal"),
             "general-joints": ("general_joints_bench", "plot_general_joints"),
-            "scale": ("scale_bench", "plot_scale")}
+            "scale": ("scale_bench", "plot_scale"),
+            "control": ("control_bench", "plot_control")}
 
 
 def test_every_bench_module_has_a_command_and_a_plot():
@@ -76,6 +77,10 @@ PLOT_ROWS = {
                              "pinocchio_aba_ms": "", "paper_method_I_ms": 0.02}],
     "plot_urdf": [{"robot": "arm", "dof": 6, "maximal_step_us": 50.0, "minimal_step_us": 5.0,
                    "pinocchio_step_us": None}],
+    "plot_control": [{"case": "chain", "dt": 0.005, "compiled_us": 20.0, "python_us": 90.0,
+                      "mujoco_us": 11.0, "pinocchio_us": None},
+                     {"case": "quadruped", "dt": "0.002", "compiled_us": "70", "python_us": "160",
+                      "mujoco_us": "", "pinocchio_us": ""}],
     "plot_scale": [{"family": "path", "nodes": str(n), "status": "ok",
                     "gs_refactor_solve_s": str(1e-7 * n), "cholmod_refactor_solve_s": "",
                     "gs_rss_used": str(100 * n), "cholmod_rss_used": str(200 * n)}
