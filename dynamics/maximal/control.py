@@ -64,8 +64,9 @@ class PDController:
     Called with a simulation, it returns ``{joint: [u]}`` as any controller of
     :meth:`Simulation.run`. :meth:`Simulation.run` recognizes it and evaluates it inside its
     compiled step loop (:func:`.control_kernels.pd_forces`): only the targets, functions of
-    time, are evaluated in Python, once per step ahead of each compiled chunk. The
-    coordinates, rates and inputs are those of a call from Python, bit for bit.
+    time, are evaluated in Python, once per step ahead of each compiled chunk (so a run that
+    stops early has called them for times it did not reach: they should depend on the time
+    alone). The coordinates, rates and inputs are those of a call from Python, bit for bit.
     :meth:`forces` gives the inputs as the ``(n_joints, 6)`` array :meth:`Simulation.step`
     takes.
 

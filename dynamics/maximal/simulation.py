@@ -1143,10 +1143,9 @@ class Simulation:
                     hflat = np.empty(count * (self.max_iter + 1))
                 control = None
                 if pd is not None:
-                    times = np.empty(count)
-                    tk = self.t
-                    for i in range(count):      # the times step() would see: t += Δt
-                        times[i] = tk
+                    times, tk = [], self.t
+                    for _ in range(count):      # the times step() would see: t += Δt
+                        times.append(tk)
                         tk += self.dt
                     control = (pd.schedule(self, times), pd.work(self))
                 start = time.perf_counter()
