@@ -134,10 +134,7 @@ class PDController:
         active = np.zeros((rows, n), dtype=np.bool_)
         constant = not callable(self.targets) and not callable(self.rates)
         names, cols = None, None
-        for r, t in enumerate(times):
-            if constant and r:
-                goal[r], goal_rate[r], active[r] = goal[0], goal_rate[0], active[0]
-                continue
+        for r, t in enumerate(times[:1] if constant else times):
             targets = self.targets(t) if callable(self.targets) else self.targets
             rates = ({} if self.rates is None else self.rates(t) if callable(self.rates)
                      else self.rates)
@@ -151,6 +148,8 @@ class PDController:
             if rates:
                 goal_rate[r, cols] = [float(rates.get(name, 0.0)) for name in keys]
             active[r, cols] = True
+        if constant:                        # every row as the first
+            goal[1:], goal_rate[1:], active[1:] = goal[0], goal_rate[0], active[0]
         return kp, kd, angle, goal, goal_rate, active, fall
 
     def _bind(self, sim):

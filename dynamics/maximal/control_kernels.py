@@ -25,11 +25,11 @@ __all__ = ["joint_rates_kernel", "pd_forces", "fallen", "control_work"]
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _joint_rates(k, x, q, v, w, parent, child, p_b, q_off, free, dof, rdof, world_x, world_q,
-                 out, R, M, W):
-    """Joint ``k``'s coordinate rates (rows ``0..dof-1``, the rest zero) into ``out`` (6,);
-    ``R``, ``M`` (6×12) and ``W`` (6, 3, 3) are scratch."""
-    xa, qa, xb, qb = _ends(k, parent, child, x, q, world_x, world_q)
+def _joint_rates(k, xa, qa, xb, qb, v, w, parent, child, p_b, q_off, free, dof, rdof, out, R,
+                 M, W):
+    """Joint ``k``'s coordinate rates (rows ``0..dof-1``, the rest zero) at its end poses
+    ``xa, qa, xb, qb`` (:func:`.newton_kernels._ends`) into ``out`` (6,); ``R``, ``M``
+    (6×12) and ``W`` (6, 3, 3) are scratch."""
     _joint_rate_map(xa, qa, xb, qb, p_b[k], q_off[k], free[k], dof[k], rdof[k], R, M, W)
     a, b = parent[k], child[k]
     for i in range(6):
@@ -50,8 +50,9 @@ def joint_rates_kernel(x, q, v, w, parent, child, p_b, q_off, free, dof, rdof, o
     W = np.empty((6, 3, 3))
     world_x, world_q = _world()
     for k in range(parent.shape[0]):
-        _joint_rates(k, x, q, v, w, parent, child, p_b, q_off, free, dof, rdof, world_x,
-                     world_q, out[k], R, M, W)
+        xa, qa, xb, qb = _ends(k, parent, child, x, q, world_x, world_q)
+        _joint_rates(k, xa, qa, xb, qb, v, w, parent, child, p_b, q_off, free, dof, rdof,
+                     out[k], R, M, W)
 
 
 def control_work(js) -> tuple:
@@ -93,8 +94,8 @@ def pd_forces(row, x, q, v, w, control, work, out):
         err = goal[row, k] - c[0]
         if angle[k]:
             err = (err + np.pi) % (2.0 * np.pi) - np.pi
-        _joint_rates(k, x, q, v, w, parent, child, p_b, q_off, free, dof, rdof, world_x,
-                     world_q, c, R, M, W)
+        _joint_rates(k, xa, qa, xb, qb, v, w, parent, child, p_b, q_off, free, dof, rdof, c,
+                     R, M, W)
         out[k, 0] = kp[k] * err + kd[k] * (goal_rate[row, k] - c[0])
     return any_active
 

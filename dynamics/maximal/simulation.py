@@ -973,7 +973,7 @@ class Simulation:
         c = np.empty((len(js), 6))
         coordinates_kernel(self.x, self.q, js.parent, js.child, js.p_a, js.p_b, js.q_off,
                            js.free, js.translational_dof, js.rotational_dof, js.rot_axis, c)
-        return {n: c[k, :d] for k, (n, d) in enumerate(zip(js.names, js.dof, strict=True))}
+        return self._by_joint(c)
 
     def minimal_velocities(self) -> dict[str, np.ndarray]:
         """Current joint coordinate rates by joint name (:meth:`MaximalModel.joint_velocities`
@@ -982,6 +982,12 @@ class Simulation:
         c = np.empty((len(js), 6))
         joint_rates_kernel(self.x, self.q, self.v, self.w, js.parent, js.child, js.p_b,
                            js.q_off, js.free, js.dof, js.rotational_dof, c)
+        return self._by_joint(c)
+
+    def _by_joint(self, c: np.ndarray) -> dict[str, np.ndarray]:
+        """Rows of padded per-joint values (n_joints, 6) by joint name, cut to each joint's
+        coordinates."""
+        js = self.model.joints
         return {n: c[k, :d] for k, (n, d) in enumerate(zip(js.names, js.dof, strict=True))}
 
     def run(self, steps: int, controller: Callable | None = None,
