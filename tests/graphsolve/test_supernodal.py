@@ -128,6 +128,34 @@ def test_plan_covers_every_update_pair():
     assert pairs == sched
 
 
+
+@pytest.mark.parametrize("relax", [False, True])
+def test_row_runs_are_the_panel_blocks(relax):
+    """The runs a panel is loaded and written back along (:func:`S._row_runs`) are, over the
+    panel's rows, exactly the factor pairs whose column lies in the supernode, each in the
+    row it belongs to: no block missed, none from another supernode, none twice."""
+    G = gen.crystal(5)
+    rng = np.random.default_rng(3)
+    for v in G:
+        G.nodes[v]["size"] = int(rng.integers(1, 8))
+    an = gs.analyze(gs.random_block_matrix(G, "spd", block_size=1, seed=2), "amd")
+    sn = S.plan(an, relax=relax)[0]
+    sn_ptr, row_ptr, rows, padded, run_ptr, run_lo, run_hi = (sn[0], sn[1], sn[2], sn[8],
+                                                              sn[9], sn[10], sn[11])
+    assert padded.any() == relax
+    seen = np.zeros(an.fe_child.size, int)
+    for s in range(sn_ptr.size - 1):
+        cols = an.order[sn_ptr[s]:sn_ptr[s + 1]]
+        panel = list(cols) + list(rows[row_ptr[s]:row_ptr[s + 1]])
+        assert run_ptr[s + 1] - run_ptr[s] == len(panel)
+        for b, p in enumerate(panel):
+            e = np.arange(run_lo[run_ptr[s] + b], run_hi[run_ptr[s] + b])
+            seen[e] += 1
+            assert np.all(an.fe_parent[e] == p)
+            assert np.all(np.isin(an.fe_child[e], cols))
+    assert np.all(seen == 1)                                  # every pair, once
+
+
 @pytest.mark.parametrize("size", [3, 6, "mixed"])
 def test_relaxed_supernodes(forced, size):
     """Relaxed amalgamation merges runs of consecutive fundamental supernodes along the
