@@ -35,9 +35,7 @@ elimination order:
    supernodes do it in place, one block product per pair whose inner dimension is the
    supernode's width; supernodes of at least :data:`BLAS_UPDATE_MIN_WIDTH` columns compute
    a panel of ``R``'s rows at a time by one BLAS product into scratch and subtract it from the
-   blocks (:func:`_update_rr_blas`). On crystal 8³ BLAS for every supernode lost (the scatter
-   cost more than BLAS saved: 12.8-15.5 ms against 12.8 ms); on crystal 22³ the wide fronts
-   gain 1.3×.
+   blocks (:func:`_update_rr_blas`); on crystal 22³ the wide fronts gain 1.3×.
 
 The result is the same factor (same ``D``, ``Dlu``, ``piv``, ``L`` buffers, so every solve and
 accessor works unchanged), computed in another order; only rounding differs. Pivots are met in
@@ -65,8 +63,11 @@ PANEL_BLOCK = 48
 #: A supernode at least this many scalar columns wide updates ``R × R`` by BLAS products into a
 #: scratch panel, then subtracts the panel from the blocks (step 3); narrower ones multiply
 #: block by block in place. Measured with 6×6 blocks, refactor, in place → BLAS: crystal 22³
-#: 3.70 → 2.75 s, 200² grid 1.08 → 1.04 s; the value 24 itself was not tuned.
-BLAS_UPDATE_MIN_WIDTH = 24
+#: 3.70 → 2.75 s, 200² grid 1.08 → 1.04 s. Since panels load row by row (:func:`_row_runs`),
+#: two-node supernodes gain too (24 → 12, best of 5, old and new alternating: crystal 12³
+#: 54 → 51 ms, ``nx.grid_2d_graph(100, 100)`` 132 → 128 ms and 148 → 142 ms relabelled,
+#: ``nx.grid_graph([22]*3)`` 1.30 → 1.27 s); single-node ones gain less and stay in place.
+BLAS_UPDATE_MIN_WIDTH = 12
 
 #: Scalar rows of ``R`` per BLAS product of the ``R × R`` update (bounds its scratch panel).
 UPDATE_PANEL_ROWS = 128
