@@ -318,7 +318,12 @@ def plan(an, max_width: int = MAX_SUPERNODE_NODES, relax=True) -> tuple:
     dimension (measured before amalgamation: the rule that chooses this kernel was set on
     fundamental supernodes); ``max_width`` caps a supernode's nodes. ``relax``: merge fundamental
     supernodes by :func:`_relaxed` (True: :data:`RELAX_WIDTHS`, :data:`RELAX_ZEROS`; a pair
-    ``(widths, zeros)`` of three each; False: fundamental supernodes only)."""
+    ``(widths, zeros)`` of three each; False: fundamental supernodes only).
+
+    ``sn = (sn_ptr, row_ptr, rows, tgt_ptr, tgt, padded, run_ptr, run_lo, run_hi)``: the
+    supernodes' first positions, their rows ``R`` and ``R × R`` targets (:func:`_panels`), the
+    flags of panels with structural zeros and the panel rows' runs of blocks
+    (:func:`_row_runs`)."""
     sn_ptr = _fundamental(an.order, an.etree, an.parent_ptr, int(max_width))
     share = _wide_share(an, sn_ptr)
     if relax is False:
@@ -335,8 +340,7 @@ def plan(an, max_width: int = MAX_SUPERNODE_NODES, relax=True) -> tuple:
     smax = int(an.block_sizes.max())
     run_ptr, run_lo, run_hi = _row_runs(sn_ptr, an.order, row_ptr, rows, an.child_ptr,
                                         an.fe_child, an.position)
-    sn = (sn_ptr, row_ptr, rows, tgt_ptr, tgt, an.parent_ptr, an.parent_edges, an.fe_parent,
-          padded, run_ptr, run_lo, run_hi)
+    sn = (sn_ptr, row_ptr, rows, tgt_ptr, tgt, padded, run_ptr, run_lo, run_hi)
     scratch = (np.empty(max_panel), np.empty(max_panel), np.empty(smax * max_h),
                np.empty(an.n_nodes, np.int64), np.empty(max_nodes + 1, np.int64),
                np.empty((PANEL_BLOCK + smax) ** 2), np.array([1.0, -1.0, 0.0]),
@@ -512,7 +516,7 @@ def factor_supernodal(sym, sn, D, Dlu, piv, L, rtol, scratch):
     buffers loaded with the matrix (``D``, lower blocks in ``L``). Returns the elimination
     position of the first singular pivot, or -1."""
     order, sizes, d_ptr, x_ptr, fe_child, fe_ptr, _, _, _, _ = sym
-    sn_ptr, row_ptr, rows, tgt_ptr, tgt, _, _, _, padded, run_ptr, run_lo, run_hi = sn
+    sn_ptr, row_ptr, rows, tgt_ptr, tgt, padded, run_ptr, run_lo, run_hi = sn
     Fb, Gb, wb, loc, roff, Mb, consts, Cb = scratch
     for s in range(sn_ptr.size - 1):
         k0 = sn_ptr[s]
