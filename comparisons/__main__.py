@@ -74,9 +74,9 @@ def _run(args) -> int:
                    solvers=args.solvers, repeats=args.repeats, min_case_s=args.min_case_time,
                    relabel=args.relabel, out=out, resume=args.resume, client=client,
                    retries=args.retries, progress=not args.no_progress)
-    from threadpoolctl import threadpool_limits
+    from .blas_threads import limit_blas_threads
 
-    with threadpool_limits(1):
+    with limit_blas_threads(1):
         gemm = gemm_reference_gflops()
         simd = simd_gemm_gflops()
     skipped = suite.skipped(families=args.families, sizes=args.sizes, kinds=args.kinds)

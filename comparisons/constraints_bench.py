@@ -22,7 +22,6 @@ BLAS pinned to one thread. Every row carries the normwise backward error of its 
 from __future__ import annotations
 
 import sys
-from contextlib import nullcontext
 
 import networkx as nx
 import numpy as np
@@ -33,6 +32,7 @@ import graphsolve as gs
 from graphsolve import ConstraintSystem
 from graphsolve.mechanisms import random_mechanism
 
+from .blas_threads import limit_blas_threads
 from .runner import time_call
 
 __all__ = ["run_constraint_benchmark", "crossover", "full_kkt_matrix", "plot_constraints",
@@ -148,12 +148,7 @@ def run_constraint_benchmark(ns=(100, 300, 1000), ks=(0, 1, 5, 10, 20, 50), repe
     >>> sorted({r["solver"] for r in rows}) == sorted(SOLVER_NAMES)
     True
     """
-    try:
-        from threadpoolctl import threadpool_limits
-
-        limit = threadpool_limits(limits=1)
-    except ImportError:
-        limit = nullcontext()
+    limit = limit_blas_threads(1)
     rows = []
     with limit:
         for n in ns:

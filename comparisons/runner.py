@@ -16,6 +16,8 @@ from functools import partial
 
 import numpy as np
 
+from .blas_threads import limit_blas_threads
+
 __all__ = ["Timing", "time_call", "bench_case", "bench_solver", "run", "machine_metadata",
            "write_results", "write_metadata", "gemm_reference_gflops", "simd_gemm_gflops",
            "CASE_KEY", "CASE_FAILED", "CaseSpec", "CaseCsv", "case_key", "case_specs", "run_case",
@@ -337,7 +339,8 @@ def case_specs(suite, families=None, sizes=None, kinds=None, solvers=None, repea
 
 
 def _pinned_threads(blas_threads: int = 1):
-    """Context: BLAS / OpenMP pools limited to ``blas_threads`` (threadpoolctl, when installed)
+    """Context: BLAS / OpenMP pools limited to ``blas_threads`` (threadpoolctl, when installed;
+    the peers' own libraries loaded first, :func:`~comparisons.blas_threads.limit_blas_threads`)
     and numba's parallel kernels to one thread; both restored on exit."""
     from contextlib import ExitStack, contextmanager
 
@@ -357,13 +360,8 @@ def _pinned_threads(blas_threads: int = 1):
             numba.set_num_threads(before)
 
     stack = ExitStack()
-    try:
-        from threadpoolctl import threadpool_limits
-
-        stack.enter_context(threadpool_limits(limits=blas_threads))
-    except ImportError:
-        pass
-    stack.enter_context(numba_one())
+    stack.enter_context(numba_one())           # first: it resets OpenMP's thread count
+    stack.enter_context(limit_blas_threads(blas_threads))
     return stack
 
 

@@ -53,6 +53,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .blas_threads import limit_blas_threads
+
 __all__ = ["SCALE_FAMILIES", "SIZES", "QUICK_SIZES", "SCALE_COLUMNS", "scale_matrix",
            "run_part", "run_scale", "read_scale", "scale_table", "plot_scale", "factor_nbytes"]
 
@@ -308,18 +310,12 @@ def run_part(part: str, family: str, size: int, npz=None, repeats: int = 3,
     :func:`scale_matrix`, whose memory then counts in the part's peak), time, peak RSS. Keys
     as in :data:`SCALE_COLUMNS` (``gs_*`` or ``cholmod_*``, plus ``*_rss_used``). With
     ``memory_fraction``, the address space is capped first (:func:`_limit_memory`)."""
-    from contextlib import nullcontext
 
     prefix = {"graphsolve": "gs", "cholmod": "cholmod"}[part]
     imports = _rss()
     if memory_fraction:
         _limit_memory(memory_fraction)
-    try:
-        from threadpoolctl import threadpool_limits
-
-        limit = threadpool_limits(limits=1)
-    except ImportError:                                # pragma: no cover
-        limit = nullcontext()
+    limit = limit_blas_threads(1)                      # CHOLMOD's OpenBLAS included
 
     def load():
         return _load(npz) if npz is not None else scale_matrix(family, size)

@@ -3,10 +3,9 @@ and thinning long time series for the CSV and the plot (no simulation code here)
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
+from comparisons.blas_threads import limit_blas_threads
 from comparisons.solvers import package_version
 
 #: The papers draw their own method in blue and the comparison in red.
@@ -71,9 +70,6 @@ def thin(t: np.ndarray, y: np.ndarray, max_points: int, envelope: bool = False):
 def one_blas_thread():
     """Context pinning BLAS to one thread for timings (threadpoolctl; a no-op without it), as
     :func:`comparisons.runner.run` does: on a shared 2-core machine a second BLAS thread turns
-    microsecond LAPACK calls into millisecond waits."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:                  # pragma: no cover - threadpoolctl is a [bench] extra
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1)
+    microsecond LAPACK calls into millisecond waits. The peers' own BLAS libraries are loaded
+    first (:func:`comparisons.blas_threads.limit_blas_threads`)."""
+    return limit_blas_threads(1)

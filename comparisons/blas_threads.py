@@ -1,0 +1,47 @@
+"""One BLAS thread for timings, for every library a benchmark loads.
+
+threadpoolctl's ``threadpool_limits`` limits the thread pools of the libraries loaded when it
+is entered; a library loaded later keeps its default. The benchmarks import some libraries
+lazily: scikit-sparse's CHOLMOD links the system's OpenBLAS (and OpenMP), a library of its
+own, and graphsolve's compiled kernels call SciPy's OpenBLAS, which ``scipy.linalg`` loads. A
+limit entered before those imports left their BLAS two threads: the runner's first case gave
+CHOLMOD's supernodal factorization two threads against graphsolve's one (a 2-core machine,
+``nx.grid_graph([22]*3)``: 1.2 s against 2.15 s with one thread), and the ``scale`` parts
+gave both sides two. :func:`limit_blas_threads` loads these libraries first.
+"""
+
+from __future__ import annotations
+
+import importlib
+from contextlib import AbstractContextManager, nullcontext
+
+__all__ = ["BLAS_MODULES", "load_blas", "limit_blas_threads"]
+
+#: Modules that load a BLAS or OpenMP runtime when imported: NumPy's and SciPy's OpenBLAS
+#: (graphsolve's kernels call SciPy's), CHOLMOD's system OpenBLAS and OpenMP. (Pinocchio,
+#: MuJoCo and qdldl load OpenMP's ``libgomp``, which CHOLMOD's import loads as well;
+#: ``tests/comparisons/test_blas_threads.py`` checks that importing every installed peer after
+#: :func:`limit_blas_threads` adds no unlimited pool.)
+BLAS_MODULES = ("numpy", "scipy.linalg", "sksparse.cholmod")
+
+
+def load_blas() -> None:
+    """Import the installed modules of :data:`BLAS_MODULES` (missing ones are skipped)."""
+    for name in BLAS_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
+def limit_blas_threads(n: int = 1) -> AbstractContextManager:
+    """Context limiting every BLAS / OpenMP pool to ``n`` threads, the lazily imported ones
+    included (:func:`load_blas` first); a no-op context without threadpoolctl. Enter it after
+    anything that starts numba's threading layer (``numba.set_num_threads``), which resets
+    OpenMP's thread count."""
+    load_blas()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:                  # pragma: no cover - threadpoolctl is a [bench] extra
+        return nullcontext()
+    return threadpool_limits(limits=n)
