@@ -6,8 +6,10 @@ lazily: scikit-sparse's CHOLMOD links the system's OpenBLAS (and OpenMP), a libr
 own, and graphsolve's compiled kernels call SciPy's OpenBLAS, which ``scipy.linalg`` loads. A
 limit entered before those imports left their BLAS two threads: the runner's first case gave
 CHOLMOD's supernodal factorization two threads against graphsolve's one (a 2-core machine,
-``nx.grid_graph([22]*3)``: 1.2 s against 2.15 s with one thread), and the ``scale`` parts
-gave both sides two. :func:`limit_blas_threads` loads these libraries first.
+``nx.grid_graph([22]*3)``: 1.2 s against 2.15 s with one thread), and so did the ``scale``
+parts (graphsolve's supernodal kernel holds SciPy's BLAS to one thread itself,
+``graphsolve.kernels.compiled.SUPERNODAL_BLAS_THREADS``). :func:`limit_blas_threads` loads
+these libraries first.
 """
 
 from __future__ import annotations

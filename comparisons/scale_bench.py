@@ -310,7 +310,6 @@ def run_part(part: str, family: str, size: int, npz=None, repeats: int = 3,
     :func:`scale_matrix`, whose memory then counts in the part's peak), time, peak RSS. Keys
     as in :data:`SCALE_COLUMNS` (``gs_*`` or ``cholmod_*``, plus ``*_rss_used``). With
     ``memory_fraction``, the address space is capped first (:func:`_limit_memory`)."""
-
     prefix = {"graphsolve": "gs", "cholmod": "cholmod"}[part]
     imports = _rss()
     if memory_fraction:
