@@ -4,12 +4,12 @@ threadpoolctl's ``threadpool_limits`` limits the thread pools of the libraries l
 is entered; a library loaded later keeps its default. The benchmarks import some libraries
 lazily: scikit-sparse's CHOLMOD links the system's OpenBLAS (and OpenMP), a library of its
 own, and graphsolve's compiled kernels call SciPy's OpenBLAS, which ``scipy.linalg`` loads. A
-limit entered before those imports left their BLAS two threads: the runner's first case gave
-CHOLMOD's supernodal factorization two threads against graphsolve's one (a 2-core machine,
-``nx.grid_graph([22]*3)``: 1.2 s against 2.15 s with one thread), and so did the ``scale``
-parts (graphsolve's supernodal kernel holds SciPy's BLAS to one thread itself,
-``graphsolve.kernels.compiled.SUPERNODAL_BLAS_THREADS``). :func:`limit_blas_threads` loads
-these libraries first.
+limit entered before such an import does not reach that library, and a benchmark would time
+CHOLMOD's supernodal factorization on every core against graphsolve on one (on two cores,
+``nx.grid_graph([22]*3)``: 1.2 s with two threads, 2.15 s with one). graphsolve's supernodal
+kernel holds SciPy's BLAS to one thread itself
+(``graphsolve.kernels.compiled.SUPERNODAL_BLAS_THREADS``). :func:`limit_blas_threads` loads
+these libraries first, then limits them.
 """
 
 from __future__ import annotations
