@@ -15,7 +15,7 @@ these libraries first, then limits them.
 from __future__ import annotations
 
 import importlib
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 
 __all__ = ["BLAS_MODULES", "load_blas", "limit_blas_threads"]
 
@@ -30,10 +30,8 @@ BLAS_MODULES = ("numpy", "scipy.linalg", "sksparse.cholmod")
 def load_blas() -> None:
     """Import the installed modules of :data:`BLAS_MODULES` (missing ones are skipped)."""
     for name in BLAS_MODULES:
-        try:
+        with suppress(ImportError):
             importlib.import_module(name)
-        except ImportError:
-            pass
 
 
 def limit_blas_threads(n: int = 1) -> AbstractContextManager:

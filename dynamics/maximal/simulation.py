@@ -429,10 +429,8 @@ class Simulation:
         self._backend = backend
         self._half: Simulation | None = None     # the Δt/2 simulation of _halved_step
         self._pairs = None               # complementarity (row, a, b), built on first use
-        # a controller's inputs: {joint: (row, dof, actuated)} and the (n_joints, 6) mask of
-        # the inputs an array may set, built on first use (_input_slots, _force_array)
-        self._slots: dict[str, tuple[int, int, bool]] | None = None
-        self._input_mask: np.ndarray | None = None
+        # a controller's inputs, built on first use (_input_slots)
+        self._inputs: tuple[dict[str, tuple[int, int, bool]], np.ndarray] | None = None
         self.set_state(x, q, v, w)
 
     def _check_initial(self, x, q) -> None:
@@ -945,13 +943,12 @@ class Simulation:
             return self._force_array(values)
         if not values:
             return None
-        slots = self._input_slots()
+        slots = self._input_slots()[0]
         out = np.zeros((len(self.model.joints), 6))
         for name, val in values.items():
             slot = slots.get(name)
-            if slot is None:                 # SpecError for a name the spec does not have
-                self.spec.joint(name)
-                raise SpecError(f"joint {name!r} has no coordinates in this model")
+            if slot is None:                 # the model's joints are the spec's
+                raise SpecError(f"no joint named {name!r}")
             k, dof, actuated = slot
             if not actuated:
                 raise SpecError(f"joint {name!r} is not actuated (set actuated=True)")
@@ -969,38 +966,35 @@ class Simulation:
         js = self.model.joints
         shape = (len(js), 6)
         try:
-            out = np.array(np.broadcast_to(np.asarray(values, dtype=float), shape))
+            out = np.broadcast_to(np.asarray(values, dtype=float), shape)
         except ValueError:
             raise ValueError(f"controller inputs of shape {np.shape(values)} do not broadcast "
                              f"to (n_joints, 6) = {shape}") from None
-        free = self._input_mask
-        if free is None:
-            slots = self._input_slots()
-            free = np.zeros(shape, dtype=bool)
-            for k, dof, actuated in slots.values():
-                free[k, :dof] = actuated
-            self._input_mask = free
+        slots, free = self._input_slots()
         bad = np.flatnonzero((out != 0.0) & ~free)
         if bad.size:
             k, c = divmod(int(bad[0]), 6)
             name = js.names[k]
-            _, dof, actuated = self._input_slots()[name]
+            _, dof, actuated = slots[name]
             if not actuated:
                 raise SpecError(f"joint {name!r} is not actuated (set actuated=True)")
             raise ValueError(f"joint {name!r} takes {dof} inputs, got a nonzero input in "
                              f"column {c}")
         return out
 
-    def _input_slots(self) -> dict[str, tuple[int, int, bool]]:
-        """``{joint name: (row of the model's joints, dof, actuated)}``, made on first use, so
-        that :meth:`_forces` looks each name up once per step."""
-        slots = self._slots
-        if slots is None:
+    def _input_slots(self) -> tuple[dict[str, tuple[int, int, bool]], np.ndarray]:
+        """``({joint name: (row of the model's joints, dof, actuated)}, free)``, made on first
+        use: :meth:`_forces` looks each name up once per step; ``free`` (n_joints, 6) marks the
+        inputs an array may set (:meth:`_force_array`)."""
+        if self._inputs is None:
             spec = {j.name: j for j in self.spec.joints}
-            slots = self._slots = {
-                name: (k, spec[name].dof, spec[name].actuated)
-                for k, name in enumerate(self.model.joints.names)}
-        return slots
+            slots = {name: (k, spec[name].dof, spec[name].actuated)
+                     for k, name in enumerate(self.model.joints.names)}
+            free = np.zeros((len(slots), 6), dtype=bool)
+            for k, dof, actuated in slots.values():
+                free[k, :dof] = actuated
+            self._inputs = (slots, free)
+        return self._inputs
 
     def complementarity(self) -> float:
         """Largest complementarity product of the last step's contact variables."""
