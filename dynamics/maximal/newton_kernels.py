@@ -74,6 +74,42 @@ def _select_mm(S, m, B, C):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def _select_rows6(S, m, B, C):
+    """``C = S @ B`` for 6-column ``B`` and ``C`` and a selection ``S`` whose rows ``m:`` are
+    zero: each of the first ``m`` rows summed in six scalars (in the order of
+    :func:`_select_mm`, zero entries of ``S`` skipped) and stored once, the other rows
+    zeroed (stores through ``C`` would otherwise make LLVM reload ``B``)."""
+    for i in range(m):
+        c0 = c1 = c2 = c3 = c4 = c5 = 0.0
+        for t in range(6):
+            f = S[i, t]
+            if f != 0.0:
+                c0 += f * B[t, 0]
+                c1 += f * B[t, 1]
+                c2 += f * B[t, 2]
+                c3 += f * B[t, 3]
+                c4 += f * B[t, 4]
+                c5 += f * B[t, 5]
+        C[i, 0] = c0
+        C[i, 1] = c1
+        C[i, 2] = c2
+        C[i, 3] = c3
+        C[i, 4] = c4
+        C[i, 5] = c5
+    for i in range(m, 6):
+        for j in range(6):
+            C[i, j] = 0.0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _neg_transpose(data, ptr, Gk, m):
+    """``data[ptr:ptr + 6m] = -Gkᵀ`` (6×m, row-major) of the first ``m`` rows of ``Gk``."""
+    for r in range(6):
+        for c in range(m):
+            data[ptr + r * m + c] = -Gk[c, r]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def _mv(A, x, y):
     """``y = A @ x``."""
     for i in range(A.shape[0]):
@@ -347,15 +383,38 @@ def _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, dampin
         if m == 0:
             continue
         r0 = jrow[k]
-        for c in range(6):
-            fa = 0.0
-            fb = 0.0
-            for r in range(m):
-                fa += G[0, k, r, c] * s[r0 + r]
-                fb += G[1, k, r, c] * s[r0 + r]
-            if a >= 0:
-                out[6 * a + c] -= fa
-            out[6 * b + c] -= fb
+        # Gₑᵀ λ of both ends in twelve scalars (each summed over r in order), stored once
+        Ga, Gb = G[0, k], G[1, k]
+        a0 = a1 = a2 = a3 = a4 = a5 = b0 = b1 = b2 = b3 = b4 = b5 = 0.0
+        for r in range(m):
+            lr = s[r0 + r]
+            a0 += Ga[r, 0] * lr
+            a1 += Ga[r, 1] * lr
+            a2 += Ga[r, 2] * lr
+            a3 += Ga[r, 3] * lr
+            a4 += Ga[r, 4] * lr
+            a5 += Ga[r, 5] * lr
+            b0 += Gb[r, 0] * lr
+            b1 += Gb[r, 1] * lr
+            b2 += Gb[r, 2] * lr
+            b3 += Gb[r, 3] * lr
+            b4 += Gb[r, 4] * lr
+            b5 += Gb[r, 5] * lr
+        if a >= 0:
+            o = 6 * a
+            out[o] -= a0
+            out[o + 1] -= a1
+            out[o + 2] -= a2
+            out[o + 3] -= a3
+            out[o + 4] -= a4
+            out[o + 5] -= a5
+        o = 6 * b
+        out[o] -= b0
+        out[o + 1] -= b1
+        out[o + 2] -= b2
+        out[o + 3] -= b3
+        out[o + 4] -= b4
+        out[o + 5] -= b5
     _configuration(s, x1, q1, dt, x2, q2, R)
     g, lever, p = small[0], small[1, :3], small[2, :4]
     for k in range(nj):
@@ -466,10 +525,13 @@ def _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, par
         if constant:
             for e in range(2):
                 if (parent[k] if e == 0 else child[k]) >= 0:
-                    ptr = ptr_bj[e, k]
-                    for r in range(6):
-                        for c in range(m):
-                            data[ptr + r * m + c] = -G[e, k, c, r]
+                    # fixed trip counts for the common row counts (LLVM unrolls them)
+                    if m == 5:
+                        _neg_transpose(data, ptr_bj[e, k], G[e, k], 5)
+                    elif m == 3:
+                        _neg_transpose(data, ptr_bj[e, k], G[e, k], 3)
+                    else:
+                        _neg_transpose(data, ptr_bj[e, k], G[e, k], m)
         xa, qa, Qa, xb, qb, Qb = _end_frames(k, parent, child, x2, q2, R, world_x, world_q,
                                        world_R)
         _joint_geometry(xa, qa, Qa, xb, qb, Qb, p_b[k], q_off[k], lever, p)
@@ -514,7 +576,7 @@ def constraint_jacobian_kernel(x, q, parent, child, p_a, p_b, q_off, select, G, 
         _joint_geometry(xa, qa, Qa, xb, qb, Qb, p_b[k], q_off[k], lever, p)
         _joint_derivatives(Qa, Qb, p_b[k], q_off[k], lever, p, B)
         for e in range(2):
-            _select_mm(select[k], 6, B[e], G[e, k])
+            _select_rows6(select[k], 6, B[e], G[e, k])
 
 
 @njit(cache=True, error_model="numpy", inline="always")
