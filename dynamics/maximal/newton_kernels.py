@@ -193,10 +193,12 @@ def _next_quaternion(q, w, dt, out):
     ``|ω| >= 2/Δt``)."""
     ws = _omega_s(w, dt)
     h = 0.5 * dt
-    out[0] = h * (q[0] * ws - q[1] * w[0] - q[2] * w[1] - q[3] * w[2])
-    out[1] = h * (q[0] * w[0] + q[1] * ws + q[2] * w[2] - q[3] * w[1])
-    out[2] = h * (q[0] * w[1] + q[2] * ws + q[3] * w[0] - q[1] * w[2])
-    out[3] = h * (q[0] * w[2] + q[3] * ws + q[1] * w[1] - q[2] * w[0])
+    a0, a1, a2, a3 = q[0], q[1], q[2], q[3]     # (scalars: out may alias q and w)
+    b0, b1, b2 = w[0], w[1], w[2]
+    out[0] = h * (a0 * ws - a1 * b0 - a2 * b1 - a3 * b2)
+    out[1] = h * (a0 * b0 + a1 * ws + a2 * b2 - a3 * b1)
+    out[2] = h * (a0 * b1 + a2 * ws + a3 * b0 - a1 * b2)
+    out[3] = h * (a0 * b2 + a3 * ws + a1 * b1 - a2 * b0)
     return ws
 
 
@@ -238,20 +240,36 @@ def _conj_mul(a, b):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def _joint_geometry_scalars(xa, qa, Qa, xb, qb, Qb, pb, qoff):
+    """:func:`_joint_geometry` as the seven scalars ``(ℓ₀, ℓ₁, ℓ₂, p₀, p₁, p₂, p₃)``."""
+    r0 = xb[0] + Qb[0, 0] * pb[0] + Qb[0, 1] * pb[1] + Qb[0, 2] * pb[2] - xa[0]
+    r1 = xb[1] + Qb[1, 0] * pb[0] + Qb[1, 1] * pb[1] + Qb[1, 2] * pb[2] - xa[1]
+    r2 = xb[2] + Qb[2, 0] * pb[0] + Qb[2, 1] * pb[1] + Qb[2, 2] * pb[2] - xa[2]
+    l0 = Qa[0, 0] * r0 + Qa[1, 0] * r1 + Qa[2, 0] * r2
+    l1 = Qa[0, 1] * r0 + Qa[1, 1] * r1 + Qa[2, 1] * r2
+    l2 = Qa[0, 2] * r0 + Qa[1, 2] * r1 + Qa[2, 2] * r2
+    e0, e1, e2, e3 = _conj_mul(qa, qb)
+    o0, o1, o2, o3 = qoff[0], qoff[1], qoff[2], qoff[3]
+    return (l0, l1, l2,
+            o0 * e0 + o1 * e1 + o2 * e2 + o3 * e3,
+            o0 * e1 - e0 * o1 - o2 * e3 + o3 * e2,
+            o0 * e2 - e0 * o2 - o3 * e1 + o1 * e3,
+            o0 * e3 - e0 * o3 - o1 * e2 + o2 * e1)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def _joint_geometry(xa, qa, Qa, xb, qb, Qb, pb, qoff, lever, p):
     """A joint's lever ``ℓ = Q_aᵀ (x_b + Q_b p_b - x_a)`` (``g_T = ℓ - p_a``, B.1) and the
     relative rotation ``p = q_off* ∘ q_a* ∘ q_b`` (``g_R = p_v``, B.3: ``V L(q_off)ᵀ L(q_a)ᵀ q_b``
     with ``L(q)ᵀ = L(q*)``), into ``lever`` (3) and ``p`` (4)."""
-    r0 = xb[0] + Qb[0, 0] * pb[0] + Qb[0, 1] * pb[1] + Qb[0, 2] * pb[2] - xa[0]
-    r1 = xb[1] + Qb[1, 0] * pb[0] + Qb[1, 1] * pb[1] + Qb[1, 2] * pb[2] - xa[1]
-    r2 = xb[2] + Qb[2, 0] * pb[0] + Qb[2, 1] * pb[1] + Qb[2, 2] * pb[2] - xa[2]
-    for i in range(3):
-        lever[i] = Qa[0, i] * r0 + Qa[1, i] * r1 + Qa[2, i] * r2
-    e0, e1, e2, e3 = _conj_mul(qa, qb)
-    p[0] = qoff[0] * e0 + qoff[1] * e1 + qoff[2] * e2 + qoff[3] * e3
-    p[1] = qoff[0] * e1 - e0 * qoff[1] - qoff[2] * e3 + qoff[3] * e2
-    p[2] = qoff[0] * e2 - e0 * qoff[2] - qoff[3] * e1 + qoff[1] * e3
-    p[3] = qoff[0] * e3 - e0 * qoff[3] - qoff[1] * e2 + qoff[2] * e1
+    l0, l1, l2, p0, p1, p2, p3 = _joint_geometry_scalars(xa, qa, Qa, xb, qb, Qb, pb, qoff)
+    lever[0] = l0
+    lever[1] = l1
+    lever[2] = l2
+    p[0] = p0
+    p[1] = p1
+    p[2] = p2
+    p[3] = p3
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -334,7 +352,7 @@ def residual_kernel(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, 
 def _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, damping,
               has_damping, G, parent, child, p_a, p_b, q_off, select, nc, jrow, work, out):
     """:func:`residual_kernel` into ``out``; ``z₂(s)`` goes to ``work``'s ``x2, q2, R``."""
-    _, _, _, _, _, x2, q2, R, _, world_x, world_q, world_R, _, small, _ = work
+    _, _, _, _, _, x2, q2, R, _, world_x, world_q, world_R, _, _, _ = work
     nb = x1.shape[0]
     nj = parent.shape[0]
     for i in range(nb):
@@ -416,23 +434,22 @@ def _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, dampin
         out[o + 4] -= b4
         out[o + 5] -= b5
     _configuration(s, x1, q1, dt, x2, q2, R)
-    g, lever, p = small[0], small[1, :3], small[2, :4]
     for k in range(nj):
         m = nc[k]
         if m == 0:
             continue
         xa, qa, Qa, xb, qb, Qb = _end_frames(k, parent, child, x2, q2, R, world_x, world_q,
                                        world_R)
-        _joint_geometry(xa, qa, Qa, xb, qb, Qb, p_b[k], q_off[k], lever, p)
-        for i in range(3):
-            g[i] = lever[i] - p_a[k, i]
-            g[3 + i] = p[1 + i]
+        # g = [ℓ - p_a; p_v] in scalars (stores into out, which may alias the poses, would
+        # make LLVM reload them), then S g row by row
+        l0, l1, l2, _, p1, p2, p3 = _joint_geometry_scalars(xa, qa, Qa, xb, qb, Qb, p_b[k],
+                                                           q_off[k])
+        g0, g1, g2 = l0 - p_a[k, 0], l1 - p_a[k, 1], l2 - p_a[k, 2]
         S = select[k]
+        r0 = jrow[k]
         for r in range(m):
-            acc = 0.0
-            for t in range(6):
-                acc += S[r, t] * g[t]
-            out[jrow[k] + r] = acc
+            out[r0 + r] = (((((0.0 + S[r, 0] * g0) + S[r, 1] * g1) + S[r, 2] * g2)
+                            + S[r, 3] * p1) + S[r, 4] * p2) + S[r, 5] * p3
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -476,12 +493,14 @@ def _body_blocks(s, data, mass, inertia, dt, projection, diag_const, K):
             j2 = J[2, 0] * w0 + J[2, 1] * w1 + J[2, 2] * w2
             for c in range(3):
                 data[o + 7 * c] += mass[i] / dt
-            # ω̄ₛ J - (J ω) ωᵀ/ω̄ₛ + [ω]× J - [J ω]×
-            for c in range(3):
-                wc = w[c] / ws
-                data[o + 21 + c] += ws * J[0, c] - j0 * wc + (w1 * J[2, c] - w2 * J[1, c])
-                data[o + 27 + c] += ws * J[1, c] - j1 * wc + (w2 * J[0, c] - w0 * J[2, c])
-                data[o + 33 + c] += ws * J[2, c] - j2 * wc + (w0 * J[1, c] - w1 * J[0, c])
+            # ω̄ₛ J - (J ω) ωᵀ/ω̄ₛ + [ω]× J - [J ω]×, column by column (scalar arguments:
+            # stores into data, which may alias s and J, would make LLVM reload them)
+            _rotational_column(data, o, 0, ws, w0 / ws, w0, w1, w2, j0, j1, j2, J[0, 0],
+                               J[1, 0], J[2, 0])
+            _rotational_column(data, o, 1, ws, w1 / ws, w0, w1, w2, j0, j1, j2, J[0, 1],
+                               J[1, 1], J[2, 1])
+            _rotational_column(data, o, 2, ws, w2 / ws, w0, w1, w2, j0, j1, j2, J[0, 2],
+                               J[1, 2], J[2, 2])
             data[o + 22] += j2
             data[o + 23] -= j1
             data[o + 27] -= j2
@@ -492,20 +511,30 @@ def _body_blocks(s, data, mass, inertia, dt, projection, diag_const, K):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def _rotational_column(data, o, c, ws, wc, w0, w1, w2, j0, j1, j2, Ja, Jb, Jc):
+    """Column ``c`` of ``ω̄ₛ J - (J ω) ωᵀ/ω̄ₛ + [ω]× J`` added to the rotational block of the
+    body block at ``data[o:o + 36]`` (``wc = ω_c/ω̄ₛ``, ``j = J ω``, ``Ja, Jb, Jc`` column
+    ``c`` of ``J``)."""
+    data[o + 21 + c] += ws * Ja - j0 * wc + (w1 * Jc - w2 * Jb)
+    data[o + 27 + c] += ws * Jb - j1 * wc + (w2 * Ja - w0 * Jc)
+    data[o + 33 + c] += ws * Jc - j2 * wc + (w0 * Jb - w1 * Ja)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def _rotation_update_map(w, ws, scale, K):
     """``K = scale (ω̄ₛ I + ω ωᵀ / ω̄ₛ - [ω]×)``: with ``scale = Δt²/2`` the body-frame
     rotation ``δθ₂ = 2 vec(q̄₂ ∘ δq₂)`` of ``q₂`` (eq. 17) per unit change of ``ω₁``."""
-    w0, w1, w2 = w[0], w[1], w[2]
-    for r in range(3):
-        for c in range(3):
-            K[r, c] = scale * (w[r] * w[c] / ws)
-        K[r, r] += scale * ws
-    K[0, 1] += scale * w2                              # -[ω]×
-    K[0, 2] -= scale * w1
-    K[1, 0] -= scale * w2
-    K[1, 2] += scale * w0
-    K[2, 0] += scale * w1
-    K[2, 1] -= scale * w0
+    w0, w1, w2 = w[0], w[1], w[2]          # (held in scalars: K may alias w)
+    d = scale * ws
+    K[0, 0] = scale * (w0 * w0 / ws) + d
+    K[0, 1] = scale * (w0 * w1 / ws) + scale * w2      # -[ω]×
+    K[0, 2] = scale * (w0 * w2 / ws) - scale * w1
+    K[1, 0] = scale * (w1 * w0 / ws) - scale * w2
+    K[1, 1] = scale * (w1 * w1 / ws) + d
+    K[1, 2] = scale * (w1 * w2 / ws) + scale * w0
+    K[2, 0] = scale * (w2 * w0 / ws) + scale * w1
+    K[2, 1] = scale * (w2 * w1 / ws) - scale * w0
+    K[2, 2] = scale * (w2 * w2 / ws) + d
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -543,6 +572,9 @@ def _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, par
                 continue
             Be = B[e]
             Kb = K[body]
+            k00, k01, k02 = Kb[0, 0], Kb[0, 1], Kb[0, 2]       # (held in registers)
+            k10, k11, k12 = Kb[1, 0], Kb[1, 1], Kb[1, 2]
+            k20, k21, k22 = Kb[2, 0], Kb[2, 1], Kb[2, 2]
             ptr = ptr_jb[e, k]
             for r in range(m):
                 # row r of S [Δt ∂g/∂x | ∂g/∂ʳq₂ K] (∂x₂/∂v₁ = Δt I, ∂q₂/∂ω₁: _body_blocks)
@@ -560,8 +592,9 @@ def _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, par
                 data[o] = dt * d0
                 data[o + 1] = dt * d1
                 data[o + 2] = dt * d2
-                for c in range(3):
-                    data[o + 3 + c] = h0 * Kb[0, c] + h1 * Kb[1, c] + h2 * Kb[2, c]
+                data[o + 3] = h0 * k00 + h1 * k10 + h2 * k20
+                data[o + 4] = h0 * k01 + h1 * k11 + h2 * k21
+                data[o + 5] = h0 * k02 + h1 * k12 + h2 * k22
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
