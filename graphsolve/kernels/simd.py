@@ -44,7 +44,7 @@ from numba.extending import intrinsic
 __all__ = ["mm6_sub", "mm6t_sub", "ldl_solve6", "ldlt_pair6", "ldlt_pair6_sym", "matvec6_sub",
            "matvec6t_sub", "lu_pair_6_5", "lu_pair_5_6", "lu_pair_6_3", "lu_pair_3_6",
            "lu_pair_6_6", "lu_trans_6_5", "lu_trans_5_6", "lu_trans_6_3", "lu_trans_3_6",
-           "lu_trans_6_6", "lu_pivot_6", "lu_pivot_5", "lu_pivot_3", "prefetch"]
+           "lu_trans_6_6", "lu_pivot_6", "lu_pivot_5", "lu_pivot_3", "prefetch", "copy_fixed"]
 
 _DBL = ir.DoubleType()
 _V4 = ir.VectorType(_DBL, 4)
@@ -569,3 +569,27 @@ def prefetch(typingctx, a, ao):
         builder.call(fn, [p, ir.Constant(_I32, 0), ir.Constant(_I32, 3), ir.Constant(_I32, 1)])
         return context.get_dummy_value()
     return types.void(a, ao), codegen
+
+
+@intrinsic
+def copy_fixed(typingctx, dst, d0, src, s0, n):
+    """``dst[d0:d0 + n] = src[s0:s0 + n]`` for a literal ``n``: every value loaded first (as
+    ``<4 x double>`` vectors and a remainder), then stored. A numba loop of the same copy
+    stays one load and one store per value, since LLVM cannot tell that ``dst`` and ``src``
+    do not alias; loading all before storing is right for overlapping ranges too (as
+    ``memmove``). Blocks of the factor load (:func:`graphsolve.kernels.factor_kernels._gather`).
+    """
+    _check(dst, d0, src, s0)
+    if not isinstance(n, types.IntegerLiteral) or n.literal_value <= 0:
+        raise TypingError(f"copy_fixed: the length must be a positive integer literal, got {n}")
+    width = n.literal_value
+
+    def codegen(context, builder, signature, args):
+        d = _base(context, builder, signature, args, 0)
+        s = _base(context, builder, signature, args, 2)
+        chunks = _row_chunks(width)
+        values = [builder.load(_ptr(builder, s, o, vt), align=8) for o, vt in chunks]
+        for (o, vt), v in zip(chunks, values, strict=True):
+            builder.store(v, _ptr(builder, d, o, vt), align=8)
+        return context.get_dummy_value()
+    return types.void(dst, d0, src, s0, n), codegen

@@ -22,6 +22,7 @@ from graphsolve.kernels.blocks import (
     _swap_rows,
 )
 from graphsolve.kernels.simd import (
+    copy_fixed,
     ldl_solve6,
     ldlt_pair6,
     ldlt_pair6_sym,
@@ -448,3 +449,50 @@ def test_lu_trans_scales_the_lower_block_like_the_scalar_loops(seed, sizes, offs
     np.testing.assert_array_equal(t, t0)
     np.testing.assert_array_equal(w[:wo], w0[:wo])
     np.testing.assert_array_equal(w[wo + sc * si:], w0[wo + sc * si:])
+
+
+@njit(cache=False)
+def _copy36(dst, d0, src, s0):
+    copy_fixed(dst, d0, src, s0, 36)
+
+
+@njit(cache=False)
+def _copy_lengths(dst, d0, src, s0):
+    copy_fixed(dst, d0, src, s0, 1)
+    copy_fixed(dst, d0 + 1, src, s0 + 1, 5)
+    copy_fixed(dst, d0 + 6, src, s0 + 6, 25)
+    copy_fixed(dst, d0 + 31, src, s0 + 31, 30)
+
+
+@pytest.mark.parametrize("d0, s0", [(0, 0), (3, 7), (40, 1)])
+def test_copy_fixed_copies_exactly_its_range(d0, s0):
+    rng = np.random.default_rng(d0 + s0)
+    src = rng.standard_normal(120)
+    src[s0 + 4] = np.nan                         # values are moved, not computed on
+    dst = np.full(120, -7.0)
+    _copy36(dst, d0, src, s0)
+    expect = np.full(120, -7.0)
+    expect[d0:d0 + 36] = src[s0:s0 + 36]
+    np.testing.assert_array_equal(dst, expect)
+    dst = np.full(120, -7.0)
+    _copy_lengths(dst, d0, src, s0)              # odd lengths: the remainder vectors
+    expect = np.full(120, -7.0)
+    expect[d0:d0 + 61] = src[s0:s0 + 61]
+    np.testing.assert_array_equal(dst, expect)
+
+
+def test_copy_fixed_moves_overlapping_ranges_like_memmove():
+    a = np.arange(80.0)
+    _copy36(a, 10, a, 4)                         # every value is loaded before any store
+    expect = np.arange(80.0)
+    expect[10:46] = np.arange(4.0, 40.0)
+    np.testing.assert_array_equal(a, expect)
+
+
+def test_copy_fixed_needs_a_literal_length():
+    @njit(cache=False)
+    def runtime_length(dst, src, n):
+        copy_fixed(dst, 0, src, 0, n)
+
+    with pytest.raises(TypingError, match="literal"):
+        runtime_length(np.zeros(4), np.ones(4), 4)
