@@ -288,17 +288,27 @@ def _joint_derivatives(Qa, Qb, pb, qoff, lever, p, B):
         for i in range(3, 6):
             for j in range(3):
                 B[e, i, j] = 0.0
+    # Q_b and p_b in scalars (stores into B, which may alias them, would make LLVM reload
+    # them for every row)
+    b00, b01, b02 = Qb[0, 0], Qb[0, 1], Qb[0, 2]
+    b10, b11, b12 = Qb[1, 0], Qb[1, 1], Qb[1, 2]
+    b20, b21, b22 = Qb[2, 0], Qb[2, 1], Qb[2, 2]
+    c0, c1, c2 = pb[0], pb[1], pb[2]
     for i in range(3):
-        for j in range(3):
-            B[0, i, j] = -Qa[j, i]
-            B[1, i, j] = Qa[j, i]
+        a0, a1, a2 = Qa[0, i], Qa[1, i], Qa[2, i]
+        B[0, i, 0] = -a0
+        B[0, i, 1] = -a1
+        B[0, i, 2] = -a2
+        B[1, i, 0] = a0
+        B[1, i, 1] = a1
+        B[1, i, 2] = a2
         # -2 (Q_aᵀ Q_b)_i × p_b: row i of -2 Q_aᵀ Q_b [p_b]×
-        ab0 = Qa[0, i] * Qb[0, 0] + Qa[1, i] * Qb[1, 0] + Qa[2, i] * Qb[2, 0]
-        ab1 = Qa[0, i] * Qb[0, 1] + Qa[1, i] * Qb[1, 1] + Qa[2, i] * Qb[2, 1]
-        ab2 = Qa[0, i] * Qb[0, 2] + Qa[1, i] * Qb[1, 2] + Qa[2, i] * Qb[2, 2]
-        B[1, i, 3] = -2.0 * (ab1 * pb[2] - ab2 * pb[1])
-        B[1, i, 4] = -2.0 * (ab2 * pb[0] - ab0 * pb[2])
-        B[1, i, 5] = -2.0 * (ab0 * pb[1] - ab1 * pb[0])
+        ab0 = a0 * b00 + a1 * b10 + a2 * b20
+        ab1 = a0 * b01 + a1 * b11 + a2 * b21
+        ab2 = a0 * b02 + a1 * b12 + a2 * b22
+        B[1, i, 3] = -2.0 * (ab1 * c2 - ab2 * c1)
+        B[1, i, 4] = -2.0 * (ab2 * c0 - ab0 * c2)
+        B[1, i, 5] = -2.0 * (ab0 * c1 - ab1 * c0)
     l0, l1, l2 = 2.0 * lever[0], 2.0 * lever[1], 2.0 * lever[2]
     B[0, 0, 3] = 0.0                                   # 2[ℓ]×
     B[0, 0, 4] = -l2
