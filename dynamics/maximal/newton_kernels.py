@@ -74,22 +74,30 @@ def _select_mm(S, m, B, C):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def _select_row(S, i, B):
+    """Row ``i`` of ``S @ B`` for a 6-column ``B``, as six scalars (each summed over ``t`` in
+    order, zero entries of ``S`` skipped: axis-aligned joints select rows)."""
+    c0 = c1 = c2 = c3 = c4 = c5 = 0.0
+    for t in range(6):
+        f = S[i, t]
+        if f != 0.0:
+            c0 += f * B[t, 0]
+            c1 += f * B[t, 1]
+            c2 += f * B[t, 2]
+            c3 += f * B[t, 3]
+            c4 += f * B[t, 4]
+            c5 += f * B[t, 5]
+    return c0, c1, c2, c3, c4, c5
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def _select_rows6(S, m, B, C):
     """``C = S @ B`` for 6-column ``B`` and ``C`` and a selection ``S`` whose rows ``m:`` are
-    zero: each of the first ``m`` rows summed in six scalars (in the order of
-    :func:`_select_mm`, zero entries of ``S`` skipped) and stored once, the other rows
-    zeroed (stores through ``C`` would otherwise make LLVM reload ``B``)."""
+    zero: each of the first ``m`` rows summed in scalars (:func:`_select_row`, the sums of
+    :func:`_select_mm`) and stored once, the other rows zeroed (stores through ``C`` would
+    otherwise make LLVM reload ``B``)."""
     for i in range(m):
-        c0 = c1 = c2 = c3 = c4 = c5 = 0.0
-        for t in range(6):
-            f = S[i, t]
-            if f != 0.0:
-                c0 += f * B[t, 0]
-                c1 += f * B[t, 1]
-                c2 += f * B[t, 2]
-                c3 += f * B[t, 3]
-                c4 += f * B[t, 4]
-                c5 += f * B[t, 5]
+        c0, c1, c2, c3, c4, c5 = _select_row(S, i, B)
         C[i, 0] = c0
         C[i, 1] = c1
         C[i, 2] = c2
@@ -99,6 +107,33 @@ def _select_rows6(S, m, B, C):
     for i in range(m, 6):
         for j in range(6):
             C[i, j] = 0.0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _column_sums(A, s, r0, m):
+    """``A[:m]ᵀ s[r0:r0 + m]`` for a 6-column ``A``, as six scalars (each summed over the rows
+    in order)."""
+    c0 = c1 = c2 = c3 = c4 = c5 = 0.0
+    for r in range(m):
+        f = s[r0 + r]
+        c0 += A[r, 0] * f
+        c1 += A[r, 1] * f
+        c2 += A[r, 2] * f
+        c3 += A[r, 3] * f
+        c4 += A[r, 4] * f
+        c5 += A[r, 5] * f
+    return c0, c1, c2, c3, c4, c5
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _sub6(out, o, c0, c1, c2, c3, c4, c5):
+    """``out[o:o + 6] -= (c0, ..., c5)``."""
+    out[o] -= c0
+    out[o + 1] -= c1
+    out[o + 2] -= c2
+    out[o + 3] -= c3
+    out[o + 4] -= c4
+    out[o + 5] -= c5
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -411,38 +446,13 @@ def _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, dampin
         if m == 0:
             continue
         r0 = jrow[k]
-        # Gₑᵀ λ of both ends in twelve scalars (each summed over r in order), stored once
+        # Gₑᵀ λ of both ends in scalars, stored once
         Ga, Gb = G[0, k], G[1, k]
-        a0 = a1 = a2 = a3 = a4 = a5 = b0 = b1 = b2 = b3 = b4 = b5 = 0.0
-        for r in range(m):
-            lr = s[r0 + r]
-            a0 += Ga[r, 0] * lr
-            a1 += Ga[r, 1] * lr
-            a2 += Ga[r, 2] * lr
-            a3 += Ga[r, 3] * lr
-            a4 += Ga[r, 4] * lr
-            a5 += Ga[r, 5] * lr
-            b0 += Gb[r, 0] * lr
-            b1 += Gb[r, 1] * lr
-            b2 += Gb[r, 2] * lr
-            b3 += Gb[r, 3] * lr
-            b4 += Gb[r, 4] * lr
-            b5 += Gb[r, 5] * lr
+        a0, a1, a2, a3, a4, a5 = _column_sums(Ga, s, r0, m)
+        b0, b1, b2, b3, b4, b5 = _column_sums(Gb, s, r0, m)
         if a >= 0:
-            o = 6 * a
-            out[o] -= a0
-            out[o + 1] -= a1
-            out[o + 2] -= a2
-            out[o + 3] -= a3
-            out[o + 4] -= a4
-            out[o + 5] -= a5
-        o = 6 * b
-        out[o] -= b0
-        out[o + 1] -= b1
-        out[o + 2] -= b2
-        out[o + 3] -= b3
-        out[o + 4] -= b4
-        out[o + 5] -= b5
+            _sub6(out, 6 * a, a0, a1, a2, a3, a4, a5)
+        _sub6(out, 6 * b, b0, b1, b2, b3, b4, b5)
     _configuration(s, x1, q1, dt, x2, q2, R)
     for k in range(nj):
         m = nc[k]
@@ -588,16 +598,7 @@ def _jacobian(s, data, x1, q1, mass, inertia, dt, projection, diag_const, G, par
             ptr = ptr_jb[e, k]
             for r in range(m):
                 # row r of S [Δt ∂g/∂x | ∂g/∂ʳq₂ K] (∂x₂/∂v₁ = Δt I, ∂q₂/∂ω₁: _body_blocks)
-                d0 = d1 = d2 = h0 = h1 = h2 = 0.0
-                for t in range(6):
-                    f = S[r, t]
-                    if f != 0.0:
-                        d0 += f * Be[t, 0]
-                        d1 += f * Be[t, 1]
-                        d2 += f * Be[t, 2]
-                        h0 += f * Be[t, 3]
-                        h1 += f * Be[t, 4]
-                        h2 += f * Be[t, 5]
+                d0, d1, d2, h0, h1, h2 = _select_row(S, r, Be)
                 o = ptr + 6 * r
                 data[o] = dt * d0
                 data[o + 1] = dt * d1
