@@ -91,12 +91,11 @@ def _select_row(S, i, B):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _select_rows6(S, m, B, C):
-    """``C = S @ B`` for 6-column ``B`` and ``C`` and a selection ``S`` whose rows ``m:`` are
-    zero: each of the first ``m`` rows summed in scalars (:func:`_select_row`, the sums of
-    :func:`_select_mm`) and stored once, the other rows zeroed (stores through ``C`` would
-    otherwise make LLVM reload ``B``)."""
-    for i in range(m):
+def _select_rows6(S, B, C):
+    """``C = S @ B`` for 6×6 ``S``, ``B`` and ``C``: each row summed in scalars
+    (:func:`_select_row`, the sums of :func:`_select_mm`) and stored once (stores through
+    ``C`` would otherwise make LLVM reload ``B``)."""
+    for i in range(6):
         c0, c1, c2, c3, c4, c5 = _select_row(S, i, B)
         C[i, 0] = c0
         C[i, 1] = c1
@@ -104,9 +103,6 @@ def _select_rows6(S, m, B, C):
         C[i, 3] = c3
         C[i, 4] = c4
         C[i, 5] = c5
-    for i in range(m, 6):
-        for j in range(6):
-            C[i, j] = 0.0
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -467,7 +463,7 @@ def _residual(s, x1, q1, v0, w0, mass, inertia, dt, projection, external, dampin
         g0, g1, g2 = l0 - p_a[k, 0], l1 - p_a[k, 1], l2 - p_a[k, 2]
         S = select[k]
         r0 = jrow[k]
-        for r in range(m):
+        for r in range(m):              # (summed from 0.0 in t order, as a loop would)
             out[r0 + r] = (((((0.0 + S[r, 0] * g0) + S[r, 1] * g1) + S[r, 2] * g2)
                             + S[r, 3] * p1) + S[r, 4] * p2) + S[r, 5] * p3
 
@@ -620,7 +616,7 @@ def constraint_jacobian_kernel(x, q, parent, child, p_a, p_b, q_off, select, G, 
         _joint_geometry(xa, qa, Qa, xb, qb, Qb, p_b[k], q_off[k], lever, p)
         _joint_derivatives(Qa, Qb, p_b[k], q_off[k], lever, p, B)
         for e in range(2):
-            _select_rows6(select[k], 6, B[e], G[e, k])
+            _select_rows6(select[k], B[e], G[e, k])
 
 
 @njit(cache=True, error_model="numpy", inline="always")
